@@ -1,0 +1,57 @@
+// Command graftrl trains transformer policies with RL on multi-turn environments and compares
+// advantage estimators (GRPO, GRAFT and peers). Run `graftrl --help` for the commands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/graftrl/graftrl/envs/all" // register the built-in environments
+	"github.com/graftrl/graftrl/trainer"
+)
+
+// Exit statuses.
+const (
+	exitError  = 1 // a failure during work
+	exitConfig = 2 // bad configuration, flags or input, refused before work started
+)
+
+// usageError marks a bad flag or argument (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "graftrl",
+		Short:         "Agentic RL with trajectory-graph credit assignment: GRPO vs GRAFT, head to head",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.AddCommand(newTrainCmd(), newEvalCmd(), newEnvsCmd())
+	return root
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "graftrl:", err)
+	var ce *trainer.ConfigError
+	var ue *usageError
+	if errors.As(err, &ce) || errors.As(err, &ue) {
+		return exitConfig
+	}
+	return exitError
+}

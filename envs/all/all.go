@@ -1,0 +1,8 @@
+// Package all registers every environment of graftrl; commands import it for its side effect so
+// that any env.name of a config resolves.
+package all
+
+import (
+	// Registered environments.
+	_ "github.com/graftrl/graftrl/envs/maze"
+)

@@ -1,0 +1,43 @@
+package all_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/envs"
+	_ "github.com/graftrl/graftrl/envs/all"
+)
+
+// TestAllRegistersEveryEnv builds each registered env with its defaults and plays one step, so an env
+// added to all.go with a broken default config fails here.
+func TestAllRegistersEveryEnv(t *testing.T) {
+	names := envs.Names()
+	if len(names) == 0 {
+		t.Fatal("no environment registered")
+	}
+	for _, name := range names {
+		s, err := envs.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Description == "" || len(s.Options) == 0 {
+			t.Errorf("%s: spec without description or option docs", name)
+		}
+		e, err := envs.New(name, nil)
+		if err != nil {
+			t.Fatalf("%s with defaults: %v", name, err)
+		}
+		if _, _, err := e.Reset(0); err != nil {
+			t.Fatalf("%s Reset: %v", name, err)
+		}
+		if _, err := e.Step(e.Vocabulary()[0]); err != nil {
+			t.Fatalf("%s Step: %v", name, err)
+		}
+		if _, err := envs.New(name, envs.Options{"no_such_option": 1}); err == nil || !strings.Contains(err.Error(), "no_such_option") {
+			t.Errorf("%s: unknown option error %v", name, err)
+		}
+	}
+	if _, err := envs.Lookup("maze"); err != nil {
+		t.Error(err)
+	}
+}

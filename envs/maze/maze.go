@@ -1,0 +1,301 @@
+// Package maze is the grid-world environment of graftrl: reach the goal cell of a small grid, one
+// move per turn, around walls and around traps that end the episode in failure. Its state space is
+// small enough that the state key (the agent's cell) merges many steps across the rollouts of a task,
+// which is what the step-level estimators feed on.
+//
+// Tasks. The layout of a task seed is drawn with a PCG generator seeded by the seed: size×size cells
+// (size 5..7), start, goal, walls and traps on distinct cells, redrawn from the same stream until the
+// goal is reachable from the start without stepping on a trap in size-1 .. 2*(size-1) moves. The turn
+// cap max_turns is at least 2*(size-1), so every task can be solved in time.
+//
+// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top.
+//
+//	instruction   goal r<R> c<C>                       goal r4 c4
+//	observation   r<R> c<C> <up> <down> <left> <right> r2 c3 wall open trap goal
+//	invalid       invalid r<R> c<C> <up> ...           invalid r2 c3 wall open trap goal
+//	on a trap     r<R> c<C> trap                       r1 c1 trap
+//	on the goal   r<R> c<C> goal                       r4 c4 goal
+//
+// The four words after the position say what lies one move up, down, left and right, in that fixed
+// order: open, wall (off the grid too, since both block), trap or goal. An observation is thus six
+// words (seven after an invalid action), which keeps whole episodes within the policy's context.
+//
+// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored.
+// Anything else, and a move into a wall or off the grid, is an invalid action: invalid_penalty as the
+// step reward, no change of state, Info.Invalid set. Stepping on a trap ends the episode (Done, outcome
+// 0, Info.Distance = envs.DistDead); reaching the goal ends it with outcome success_reward and
+// Info.Success. After max_turns steps (invalid ones included) the episode is truncated.
+//
+// The state key is the agent's cell, "r<R>c<C>"; it identifies a state only within one task.
+//
+// Import the package for its side effect of registering "maze" (or import envs/all).
+package maze
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// direction is a move of the agent, in the order of the observation words.
+type direction int
+
+const (
+	up direction = iota
+	down
+	left
+	right
+	numDirections
+)
+
+// Constant strings sliced by index, because substrings of constants do not allocate.
+const (
+	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6"
+	colWords = "c0c1c2c3c4c5c6"
+	// cellKeys holds the state keys r0c0..r6c6, four bytes each, indexed by cell.
+	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r1c0r1c1r1c2r1c3r1c4r1c5r1c6r2c0r2c1r2c2r2c3r2c4r2c5r2c6" +
+		"r3c0r3c1r3c2r3c3r3c4r3c5r3c6r4c0r4c1r4c2r4c3r4c4r4c5r4c6r5c0r5c1r5c2r5c3r5c4r5c5r5c6" +
+		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
+	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
+	// position words go up to MaxSize whatever the size, so one vocabulary serves every maze.
+	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid"
+	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
+	// unchanged position is its own fault and not a no-op move.
+	invalidWord = "invalid"
+)
+
+func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
+func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+
+func (c cell) word() string {
+	switch c {
+	case wall:
+		return "wall"
+	case trap:
+		return "trap"
+	case goal:
+		return "goal"
+	}
+	return "open"
+}
+
+// parseAction reads an action word without allocating: the text is at most five ASCII letters,
+// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
+// sign folds to k) cannot sneak in a word the policy never saw.
+func parseAction(text string) (direction, bool) {
+	text = strings.TrimSpace(text)
+	var buf [5]byte
+	if len(text) > len(buf) {
+		return 0, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	switch string(buf[:len(text)]) {
+	case "up":
+		return up, true
+	case "down":
+		return down, true
+	case "left":
+		return left, true
+	case "right":
+		return right, true
+	}
+	return 0, false
+}
+
+// Maze is one maze environment instance (see the package doc). It implements envs.Env and
+// envs.Cloner; the zero value is not usable, build one with New.
+type Maze struct {
+	cfg Config
+	layout
+	// seeded is set once layout holds the layout of layoutSeed, which Reset then reuses: the rollouts
+	// of a group replay the same task.
+	seeded     bool
+	layoutSeed int64
+	// fixed is set for hand-built layouts, which Reset keeps whatever the seed.
+	fixed bool
+
+	agent   int
+	turn    int
+	started bool
+	over    bool
+	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
+	scratch [40]byte
+}
+
+var (
+	_ envs.Env    = (*Maze)(nil)
+	_ envs.Cloner = (*Maze)(nil)
+)
+
+// New returns a maze with the given configuration. Reset must be called before Step.
+func New(cfg Config) (*Maze, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Maze{cfg: cfg}, nil
+}
+
+// newFromGrid returns a maze on a hand-built layout (see parseLayout) that Reset keeps for every
+// seed. The size of cfg is taken from the grid; the other options apply as given, unvalidated.
+func newFromGrid(rows []string, cfg Config) (*Maze, error) {
+	l, err := parseLayout(rows)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Size = l.size
+	return &Maze{cfg: cfg, layout: l, fixed: true}, nil
+}
+
+// Config returns the configuration of the maze.
+func (m *Maze) Config() Config { return m.cfg }
+
+// Reset starts the episode of a task seed (see the package doc for the instruction format).
+func (m *Maze) Reset(task int64) (string, envs.Observation, error) {
+	if !m.fixed && (!m.seeded || m.layoutSeed != task) {
+		// A failed draw leaves a partial layout behind; no episode may run on it.
+		m.seeded, m.started = false, false
+		if err := m.generate(m.cfg, task); err != nil {
+			return "", envs.Observation{}, err
+		}
+		m.seeded, m.layoutSeed = true, task
+	}
+	m.agent, m.turn, m.started, m.over = m.start, 0, true, false
+	obs := envs.Observation{Text: m.text(false), Info: envs.Info{Distance: m.distance()}}
+	return "goal " + rowWord(m.goal) + " " + colWord(m.goal), obs, nil
+}
+
+// Step applies one action (see the package doc). Stepping before Reset or after the episode ended
+// is a fault of the caller and returns an error.
+func (m *Maze) Step(action string) (envs.Observation, error) {
+	if !m.started {
+		return envs.Observation{}, errors.New("maze: Step before Reset")
+	}
+	if m.over {
+		return envs.Observation{}, errors.New("maze: Step after the episode ended")
+	}
+	m.turn++
+	var obs envs.Observation
+	next, ok := 0, false
+	if d, valid := parseAction(action); valid {
+		next, ok = m.neighbour(m.agent, d)
+		ok = ok && m.cells[next] != wall
+	}
+	switch {
+	case !ok:
+		obs.Reward = m.cfg.InvalidPenalty
+		obs.Info.Invalid = true
+		obs.Text = m.text(true)
+		obs.Info.Distance = m.distance()
+	case m.cells[next] == trap:
+		m.agent = next
+		obs.Done = true
+		obs.Text = m.endText()
+		obs.Info.Distance = envs.DistDead
+	case m.cells[next] == goal:
+		m.agent = next
+		obs.Done = true
+		obs.Outcome = m.cfg.SuccessReward
+		obs.Info.Success = true
+		obs.Text = m.endText()
+	default:
+		m.agent = next
+		obs.Text = m.text(false)
+		obs.Info.Distance = m.distance()
+	}
+	// A step that ends the episode on the last turn is a termination, not a truncation.
+	obs.Truncated = !obs.Done && m.turn >= m.cfg.MaxTurns
+	m.over = obs.Over()
+	return obs, nil
+}
+
+// distance is Info.Distance of the agent's cell.
+func (m *Maze) distance() int {
+	if m.cells[m.agent] == trap || m.dist[m.agent] == unreachable {
+		return envs.DistDead
+	}
+	return int(m.dist[m.agent])
+}
+
+// text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
+func (m *Maze) text(invalid bool) string {
+	b := m.scratch[:0]
+	if invalid {
+		b = append(b, invalidWord...)
+		b = append(b, ' ')
+	}
+	b = append(b, rowWord(m.agent)...)
+	b = append(b, ' ')
+	b = append(b, colWord(m.agent)...)
+	for d := range numDirections {
+		b = append(b, ' ')
+		b = append(b, m.look(m.agent, d).word()...)
+	}
+	return string(b)
+}
+
+// endText is the observation of a terminal state: the position and the cell the agent ended on.
+func (m *Maze) endText() string {
+	return rowWord(m.agent) + " " + colWord(m.agent) + " " + m.cells[m.agent].word()
+}
+
+// StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
+func (m *Maze) StateKey() string { return cellKeys[4*m.agent : 4*m.agent+4] }
+
+// Vocabulary returns the words of the env (see the package doc), the same for every size.
+func (m *Maze) Vocabulary() []string { return strings.Fields(vocabulary) }
+
+// MaxTurns returns the step cap.
+func (m *Maze) MaxTurns() int { return m.cfg.MaxTurns }
+
+// Clone returns an independent copy of the maze in its current state.
+func (m *Maze) Clone() envs.Env {
+	c := *m
+	return &c
+}
+
+// Render draws the maze for people, one row per line under a header of column numbers:
+// '@' agent, 'S' start, 'G' goal, '#' wall, 'T' trap, '.' open. Before the first Reset of a
+// generated maze there is nothing to draw and it returns "".
+func (m *Maze) Render() string {
+	if !m.fixed && !m.seeded {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  ")
+	for c := range m.size {
+		b.WriteByte(' ')
+		b.WriteByte(byte('0' + c))
+	}
+	for r := range m.size {
+		b.WriteString("\nr")
+		b.WriteByte(byte('0' + r))
+		for c := range m.size {
+			i := r*stride + c
+			ch := byte('.')
+			switch {
+			case m.started && i == m.agent:
+				ch = '@'
+			case i == m.start:
+				ch = 'S'
+			case m.cells[i] == wall:
+				ch = '#'
+			case m.cells[i] == trap:
+				ch = 'T'
+			case m.cells[i] == goal:
+				ch = 'G'
+			}
+			b.WriteByte(' ')
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}

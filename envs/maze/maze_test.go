@@ -1,0 +1,434 @@
+package maze
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// corridor is a 5x5 layout whose distances are easy to check by hand: the only way from S to G goes
+// down the left column, along row 3 and down to G (8 moves); r0c1 is a dead end next to a trap.
+var corridor = []string{
+	"S.#..",
+	".T...",
+	"..#T.",
+	".....",
+	"...#G",
+}
+
+// small is a 3x3 layout with the goal two moves right of the start and a trap below it.
+var small = []string{
+	"S.G",
+	"...",
+	"T#.",
+}
+
+func mustGrid(t testing.TB, rows []string, cfg Config) *Maze {
+	t.Helper()
+	m, err := newFromGrid(rows, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustReset(t testing.TB, m *Maze, seed int64) (string, envs.Observation) {
+	t.Helper()
+	ins, obs, err := m.Reset(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins, obs
+}
+
+func mustStep(t testing.TB, m *Maze, action string) envs.Observation {
+	t.Helper()
+	obs, err := m.Step(action)
+	if err != nil {
+		t.Fatalf("Step(%q): %v", action, err)
+	}
+	return obs
+}
+
+func TestResetOnGrid(t *testing.T) {
+	m := mustGrid(t, corridor, DefaultConfig(5))
+	ins, obs := mustReset(t, m, 0)
+	if ins != "goal r4 c4" {
+		t.Errorf("instruction = %q, want %q", ins, "goal r4 c4")
+	}
+	want := envs.Observation{Text: "r0 c0 wall open wall open", Info: envs.Info{Distance: 8}}
+	if obs.Text != want.Text || obs.Info.Distance != want.Info.Distance || obs.Over() || obs.Reward != 0 {
+		t.Errorf("first observation = %+v, want %+v", obs, want)
+	}
+	if k := m.StateKey(); k != "r0c0" {
+		t.Errorf("StateKey = %q, want r0c0", k)
+	}
+}
+
+// TestStepDynamics plays action sequences on hand-built layouts and checks every observation.
+func TestStepDynamics(t *testing.T) {
+	type step struct {
+		action  string
+		text    string
+		key     string
+		reward  float64
+		outcome float64
+		invalid bool
+		done    bool
+		success bool
+		trunc   bool
+		dist    int
+	}
+	cfg := DefaultConfig(5)
+	tests := []struct {
+		name  string
+		grid  []string
+		turns int
+		steps []step
+	}{
+		{"off the grid", corridor, 12, []step{
+			{action: "up", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 8},
+			{action: "left", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 8},
+		}},
+		{"into a wall", corridor, 12, []step{
+			{action: "right", text: "r0 c1 wall trap open wall", key: "r0c1", dist: 9},
+			{action: "right", text: "invalid r0 c1 wall trap open wall", key: "r0c1", reward: -0.1, invalid: true, dist: 9},
+			{action: "left", text: "r0 c0 wall open wall open", key: "r0c0", dist: 8},
+		}},
+		{"onto a trap", corridor, 12, []step{
+			{action: "right", text: "r0 c1 wall trap open wall", key: "r0c1", dist: 9},
+			{action: "down", text: "r1 c1 trap", key: "r1c1", done: true, dist: envs.DistDead},
+		}},
+		{"shortest path to the goal", corridor, 12, []step{
+			{action: "down", text: "r1 c0 open open wall trap", key: "r1c0", dist: 7},
+			{action: "down", text: "r2 c0 open open wall open", key: "r2c0", dist: 6},
+			{action: "down", text: "r3 c0 open open wall open", key: "r3c0", dist: 5},
+			{action: "right", text: "r3 c1 open open open open", key: "r3c1", dist: 4},
+			{action: "right", text: "r3 c2 wall open open open", key: "r3c2", dist: 3},
+			{action: "right", text: "r3 c3 trap wall open open", key: "r3c3", dist: 2},
+			{action: "right", text: "r3 c4 open goal open wall", key: "r3c4", dist: 1},
+			{action: "down", text: "r4 c4 goal", key: "r4c4", outcome: 1, done: true, success: true, dist: 0},
+		}},
+		{"truncated after max turns", small, 3, []step{
+			{action: "down", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
+			{action: "jump", text: "invalid r1 c0 open trap wall open", key: "r1c0", reward: -0.1, invalid: true, dist: 3},
+			{action: "up", text: "r0 c0 wall open wall open", key: "r0c0", trunc: true, dist: 2},
+		}},
+		{"invalid action on the last turn is truncated", small, 2, []step{
+			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
+			{action: "up", text: "invalid r0 c1 wall open open goal", key: "r0c1", reward: -0.1, invalid: true, trunc: true, dist: 1},
+		}},
+		{"goal on the last turn is a success, not a truncation", small, 2, []step{
+			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
+			{action: "right", text: "r0 c2 goal", key: "r0c2", outcome: 1, done: true, success: true, dist: 0},
+		}},
+		{"trap on the last turn is a failure, not a truncation", small, 2, []step{
+			{action: "down", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
+			{action: "down", text: "r2 c0 trap", key: "r2c0", done: true, dist: envs.DistDead},
+		}},
+		{"into a wall from below", small, 5, []step{
+			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
+			{action: "down", text: "r1 c1 open wall open open", key: "r1c1", dist: 2},
+			{action: "down", text: "invalid r1 c1 open wall open open", key: "r1c1", reward: -0.1, invalid: true, dist: 2},
+			{action: "left", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.MaxTurns = tc.turns
+			m := mustGrid(t, tc.grid, c)
+			mustReset(t, m, 0)
+			for i, s := range tc.steps {
+				got := mustStep(t, m, s.action)
+				want := envs.Observation{Text: s.text, Reward: s.reward, Outcome: s.outcome, Done: s.done,
+					Truncated: s.trunc, Info: envs.Info{Success: s.success, Invalid: s.invalid, Distance: s.dist}}
+				if got.Text != want.Text || got.Reward != want.Reward || got.Outcome != want.Outcome ||
+					got.Done != want.Done || got.Truncated != want.Truncated || got.Info.Success != want.Info.Success ||
+					got.Info.Invalid != want.Info.Invalid || got.Info.Distance != want.Info.Distance {
+					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, s.action, got, want)
+				}
+				if k := m.StateKey(); k != s.key {
+					t.Errorf("step %d %q: StateKey = %q, want %q", i, s.action, k, s.key)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderSmall fixes the drawing format the play command shows.
+func TestRenderSmall(t *testing.T) {
+	m := mustGrid(t, small, DefaultConfig(5))
+	mustReset(t, m, 0)
+	mustStep(t, m, "down")
+	want := "   0 1 2\nr0 S . G\nr1 @ . .\nr2 T # .\n"
+	if got := m.Render(); got != want {
+		t.Errorf("Render =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestStepAfterEndAndBeforeReset(t *testing.T) {
+	m, err := New(DefaultConfig(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Step("up"); err == nil {
+		t.Error("Step before Reset: no error")
+	}
+	g := mustGrid(t, small, DefaultConfig(5))
+	mustReset(t, g, 0)
+	mustStep(t, g, "right")
+	if obs := mustStep(t, g, "right"); !obs.Done {
+		t.Fatal("goal not reached")
+	}
+	if _, err := g.Step("left"); err == nil {
+		t.Error("Step after the episode ended: no error")
+	}
+	mustReset(t, g, 0)
+	if obs := mustStep(t, g, "right"); obs.Over() || g.StateKey() != "r0c1" {
+		t.Errorf("after a new Reset: %+v key %q", obs, g.StateKey())
+	}
+}
+
+func TestUnreachableGoalIsDead(t *testing.T) {
+	m := mustGrid(t, []string{"S#G", "#..", "..."}, DefaultConfig(5))
+	if _, obs := mustReset(t, m, 0); obs.Info.Distance != envs.DistDead {
+		t.Errorf("Distance = %d, want DistDead", obs.Info.Distance)
+	}
+}
+
+func TestParseAction(t *testing.T) {
+	tests := []struct {
+		text string
+		want direction
+		ok   bool
+	}{
+		{"up", up, true},
+		{"down", down, true},
+		{"left", left, true},
+		{"right", right, true},
+		{"UP", up, true},
+		{"Right", right, true},
+		{"  dOwN \n", down, true},
+		{"\tleft", left, true},
+		{"", 0, false},
+		{"   ", 0, false},
+		{"up up", 0, false},
+		{"upp", 0, false},
+		{"u p", 0, false},
+		{"up.", 0, false},
+		{"north", 0, false},
+		{"rightt", 0, false},
+		{"left\tright", 0, false},
+		{"\x00up", 0, false},
+		{"ｕｐ", 0, false},       // fullwidth letters
+		{"\u212aup", 0, false}, // Kelvin sign, which Unicode folds to k
+		{"ŭp", 0, false},
+		{"🙂", 0, false},
+		{"\xff\xfe", 0, false},
+		{"invalid", 0, false},
+		{"goal", 0, false},
+	}
+	for _, tc := range tests {
+		d, ok := parseAction(tc.text)
+		if ok != tc.ok || (ok && d != tc.want) {
+			t.Errorf("parseAction(%q) = %v, %v; want %v, %v", tc.text, d, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestInvalidTextLeavesState steps garbage through the env itself: penalty, same key, same position text.
+func TestInvalidTextLeavesState(t *testing.T) {
+	for _, text := range []string{"", " ", "up up", "🙂", "\x00", "UP!", "r0 c1"} {
+		m := mustGrid(t, corridor, DefaultConfig(5))
+		_, first := mustReset(t, m, 0)
+		obs := mustStep(t, m, text)
+		if !obs.Info.Invalid || obs.Reward != -0.1 || obs.Text != "invalid "+first.Text || m.StateKey() != "r0c0" || obs.Over() {
+			t.Errorf("Step(%q) = %+v, key %q", text, obs, m.StateKey())
+		}
+	}
+	m := mustGrid(t, corridor, DefaultConfig(5))
+	mustReset(t, m, 0)
+	if obs := mustStep(t, m, "DOWN"); obs.Info.Invalid || m.StateKey() != "r1c0" {
+		t.Errorf(`Step("DOWN") = %+v, key %q`, obs, m.StateKey())
+	}
+}
+
+// TestStateKeyIgnoresHistory reaches the same cell along different paths, with detours and invalid
+// actions, and expects the same key and the same observation.
+func TestStateKeyIgnoresHistory(t *testing.T) {
+	paths := [][]string{
+		{"down", "down", "down", "right"},
+		{"down", "down", "right", "down"},
+		{"down", "up", "down", "left", "down", "right", "down"},
+		{"down", "down", "down", "right", "right", "left", "xyzzy"},
+	}
+	var key, text string
+	for i, p := range paths {
+		m := mustGrid(t, corridor, DefaultConfig(5))
+		mustReset(t, m, 0)
+		var obs envs.Observation
+		for _, a := range p {
+			obs = mustStep(t, m, a)
+		}
+		if i == 0 {
+			key, text = m.StateKey(), strings.TrimPrefix(obs.Text, "invalid ")
+			if key != "r3c1" {
+				t.Fatalf("path %v ends at %q, want r3c1", p, key)
+			}
+			continue
+		}
+		if m.StateKey() != key || strings.TrimPrefix(obs.Text, "invalid ") != text {
+			t.Errorf("path %v: key %q text %q, want %q %q", p, m.StateKey(), obs.Text, key, text)
+		}
+	}
+}
+
+func TestCellKeys(t *testing.T) {
+	for r := range MaxSize {
+		for c := range MaxSize {
+			m := &Maze{}
+			m.agent = r*stride + c
+			want := "r" + string(rune('0'+r)) + "c" + string(rune('0'+c))
+			if got := m.StateKey(); got != want {
+				t.Errorf("StateKey of cell %d = %q, want %q", m.agent, got, want)
+			}
+		}
+	}
+}
+
+func TestVocabulary(t *testing.T) {
+	m, err := New(DefaultConfig(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	voc := m.Vocabulary()
+	if len(voc) >= 40 {
+		t.Errorf("vocabulary has %d words, want < 40", len(voc))
+	}
+	set := map[string]bool{}
+	for _, w := range voc {
+		if set[w] {
+			t.Errorf("duplicate word %q", w)
+		}
+		set[w] = true
+	}
+	for _, a := range []string{"up", "down", "left", "right"} {
+		if !set[a] {
+			t.Errorf("action %q not in vocabulary", a)
+		}
+	}
+	voc[0] = "changed"
+	if m.Vocabulary()[0] == "changed" {
+		t.Error("Vocabulary returns shared storage")
+	}
+	// Random episodes on every size: every word of every instruction and observation is known.
+	actions := []string{"up", "down", "left", "right", "jump"}
+	for size := MinSize; size <= MaxSize; size++ {
+		cfg := DefaultConfig(size)
+		cfg.Traps = maxTraps(size) // more trap endings
+		m, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := range int64(300) {
+			ins, obs := mustReset(t, m, seed)
+			texts := []string{ins, obs.Text}
+			for i := 0; !obs.Over(); i++ {
+				obs = mustStep(t, m, actions[(int(seed)*7+i*i)%len(actions)])
+				texts = append(texts, obs.Text)
+			}
+			for _, txt := range texts {
+				for _, w := range strings.Fields(txt) {
+					if !set[w] {
+						t.Fatalf("size %d seed %d: word %q of %q not in vocabulary", size, seed, w, txt)
+					}
+				}
+				if strings.Join(strings.Fields(txt), " ") != txt {
+					t.Fatalf("text %q is not single-space separated", txt)
+				}
+			}
+		}
+	}
+}
+
+func TestClone(t *testing.T) {
+	m, err := New(DefaultConfig(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustReset(t, m, 3)
+	var first envs.Observation
+	for _, a := range []string{"up", "down", "left", "right"} {
+		if first = mustStep(t, m, a); !first.Info.Invalid && !first.Over() {
+			break
+		}
+	}
+	key, render := m.StateKey(), m.Render()
+	c := m.Clone().(*Maze)
+	if c.StateKey() != key || c.Render() != render {
+		t.Fatalf("clone differs: %q vs %q", c.StateKey(), key)
+	}
+	// Play the clone to the end of an episode and onto another task.
+	for !c.over {
+		for _, a := range []string{"up", "left", "down", "right"} {
+			if !c.over {
+				mustStep(t, c, a)
+			}
+		}
+	}
+	mustReset(t, c, 99)
+	if m.StateKey() != key || m.Render() != render || m.over {
+		t.Errorf("stepping the clone changed the original: %q\n%s", m.StateKey(), m.Render())
+	}
+	// The original continues as if no clone existed.
+	o := m.Clone().(*Maze)
+	a, b := mustStep(t, m, "down"), mustStep(t, o, "down")
+	if !reflect.DeepEqual(a, b) || m.StateKey() != o.StateKey() {
+		t.Errorf("original and fresh clone diverge: %+v vs %+v", a, b)
+	}
+}
+
+func TestRenderBeforeReset(t *testing.T) {
+	m, err := New(DefaultConfig(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Render(); r != "" {
+		t.Errorf("Render before Reset = %q, want empty", r)
+	}
+	mustReset(t, m, 0)
+	if r := m.Render(); strings.Count(r, "@") != 1 || strings.Count(r, "G") != 1 || strings.Count(r, "\n") != 6 {
+		t.Errorf("Render after Reset =\n%s", r)
+	}
+}
+
+func TestMaxTurnsAndConfig(t *testing.T) {
+	m, err := New(DefaultConfig(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MaxTurns() != 14 || m.Config().Size != 6 {
+		t.Errorf("MaxTurns = %d, size = %d; want 14, 6", m.MaxTurns(), m.Config().Size)
+	}
+	if _, err := New(Config{Size: 9}); err == nil {
+		t.Error("New with size 9: no error")
+	}
+}
+
+func TestParseLayoutErrors(t *testing.T) {
+	for _, rows := range [][]string{
+		{"S"},
+		{"S.", "G"},
+		{"S.", ".."},
+		{"SG", "S."},
+		{"SG", ".x"},
+		{"S......G"},
+	} {
+		if _, err := parseLayout(rows); err == nil {
+			t.Errorf("parseLayout(%q): no error", rows)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package envs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Lookup returns the registered environment of the given name. The error of an unknown name lists
+// the registered ones, since the usual cause is a typo in a config or a missing import of envs/all.
+func Lookup(name string) (Spec, error) {
+	s, ok := registry[name]
+	if !ok {
+		known := "none; is envs/all imported?"
+		if names := Names(); len(names) > 0 {
+			known = strings.Join(names, ", ")
+		}
+		return Spec{}, fmt.Errorf("envs: unknown environment %q (registered: %s)", name, known)
+	}
+	return s, nil
+}
+
+// Names returns the registered environment names in sorted order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// New builds an instance of the named environment from its configuration options.
+func New(name string, opts Options) (Env, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	// Spec.New errors already name the env and the key (see OptionError), so they are not wrapped again.
+	return s.New(opts)
+}

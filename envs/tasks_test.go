@@ -1,0 +1,70 @@
+package envs
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTaskSeeds(t *testing.T) {
+	tests := []struct {
+		split     Split
+		n         int
+		panelSeed int64
+		want      []int64
+	}{
+		{Train, 3, 0, []int64{0, 1, 2}},
+		{Eval, 3, 0, []int64{500_000, 500_001, 500_002}},
+		{Train, 2, 7, []int64{7_000_000, 7_000_001}},
+		{Eval, 2, 7, []int64{7_500_000, 7_500_001}},
+		{Train, 1, -1, []int64{-1_000_000}},
+		{Train, 0, 7, []int64{}},
+		{Eval, -4, 7, []int64{}},
+	}
+	for _, tc := range tests {
+		got := TaskSeeds(tc.split, tc.n, tc.panelSeed)
+		if !slices.Equal(got, tc.want) || got == nil {
+			t.Errorf("TaskSeeds(%s, %d, %d) = %v, want %v", tc.split, tc.n, tc.panelSeed, got, tc.want)
+		}
+	}
+}
+
+func TestTaskPanelsDisjointAndDeterministic(t *testing.T) {
+	const n = 500_000 // the documented bound
+	seen := map[int64]string{}
+	for _, ps := range []int64{0, 1, 2} {
+		for _, split := range []Split{Train, Eval} {
+			seeds := TaskSeeds(split, n, ps)
+			if !slices.Equal(seeds, TaskSeeds(split, n, ps)) {
+				t.Fatalf("panel %s/%d differs between calls", split, ps)
+			}
+			for _, s := range seeds {
+				if prev, dup := seen[s]; dup {
+					t.Fatalf("seed %d in panel %s/%d and %s", s, split, ps, prev)
+				}
+				seen[s] = string(split)
+			}
+		}
+	}
+	if len(seen) != 6*n {
+		t.Errorf("%d distinct seeds, want %d", len(seen), 6*n)
+	}
+}
+
+func TestParseSplit(t *testing.T) {
+	for _, s := range []string{"train", "eval"} {
+		if got, err := ParseSplit(s); err != nil || string(got) != s {
+			t.Errorf("ParseSplit(%q) = %q, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "Train", "test"} {
+		if _, err := ParseSplit(s); err == nil {
+			t.Errorf("ParseSplit(%q): no error", s)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("TaskSeeds of an unknown split did not panic")
+		}
+	}()
+	TaskSeeds("test", 1, 0)
+}

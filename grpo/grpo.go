@@ -1,0 +1,130 @@
+// Package grpo implements graftrl's group-relative advantage estimators: GRPO and Dr.GRPO
+// (trajectory level, ALGORITHMS.md §1) and GiGPO (step groups by anchor state, §2). Each turns a
+// rollout.Batch into one scalar advantage per step; a group is the N rollouts of one task, never
+// more. The helpers EpisodeAdvantages and GroupNormalizer are shared with package graft, whose
+// GraphGPO and GRAFT add GiGPO's episode term.
+package grpo
+
+import (
+	"fmt"
+
+	"github.com/graftrl/graftrl/rollout"
+)
+
+// Options configure GRPO and Dr.GRPO. Decode YAML onto DefaultOptions() so omitted keys keep
+// their defaults.
+type Options struct {
+	// Eps is ε in A_i = (R_i − mean_j R_j)/(std_j R_j + ε); Dr.GRPO does not divide and ignores it.
+	// Default 1e-6; must be > 0.
+	Eps float64 `yaml:"eps"`
+	// Score is what R_i is: "return" (outcome plus step rewards, default) or "outcome".
+	Score Score `yaml:"score"`
+}
+
+// DefaultOptions returns the ALGORITHMS.md defaults: eps 1e-6, score return.
+func DefaultOptions() Options { return Options{Eps: 1e-6, Score: ScoreReturn} }
+
+// Validate reports the first option whose value is out of range.
+func (o Options) Validate() error { return o.validate("grpo") }
+
+func (o Options) validate(est string) error {
+	if !(o.Eps > 0) || !finite(o.Eps) {
+		return fmt.Errorf("%s: option eps = %g: must be a finite number > 0", est, o.Eps)
+	}
+	return checkEnum(est, "score", string(o.Score), o.Score.Valid(), `"return" or "outcome"`)
+}
+
+// GRPO is the trajectory-level baseline: every step of trajectory i gets
+//
+//	A_i = (R_i − mean_j R_j) / (std_j R_j + ε)        (GRPO)
+//	A_i =  R_i − mean_j R_j                           (Dr.GRPO: no std division)
+//
+// with mean and std over the N trajectories of the task's group. std is the population standard
+// deviation (divide by N): it is what "std_j R_j" over a fixed group denotes, it matches GRAFT's
+// Eq. 11 and rollout.AdvantageStats, and it stays defined for N = 1 (verl's implementation uses
+// torch.std, the N−1 estimator, which scales A by √((N−1)/N)). Truncated rollouts are failures
+// because their Outcome is 0.
+type GRPO struct {
+	opts Options
+	norm Norm
+}
+
+// New returns the GRPO estimator.
+func New(opts Options) (*GRPO, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &GRPO{opts: opts, norm: MeanStdNorm}, nil
+}
+
+// NewDrGRPO returns Dr.GRPO: GRPO without the division by the group's std (its opts.Eps is unused).
+func NewDrGRPO(opts Options) (*GRPO, error) {
+	if err := opts.validate("drgrpo"); err != nil {
+		return nil, err
+	}
+	return &GRPO{opts: opts, norm: MeanNorm}, nil
+}
+
+// Name is the registry name of the estimator: "grpo" or "drgrpo".
+func (g *GRPO) Name() string {
+	if g.norm == MeanNorm {
+		return "drgrpo"
+	}
+	return "grpo"
+}
+
+// Estimate returns A_i broadcast to every step of trajectory i, and the diagnostics adv_*, groups
+// (groups with a valid trajectory) and groups_all_equal (their share whose scores are all equal,
+// which therefore carry no gradient).
+func (g *GRPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnostics) {
+	adv := rollout.NewAdvantages(b)
+	var ae []float64
+	groups, equal := 0, 0
+	for _, group := range b.Groups() {
+		ae = zeroed(ae, len(group))
+		uniform, valid := EpisodeAdvantages(b, group, g.opts.Score, g.norm, g.opts.Eps, ae)
+		if valid == 0 {
+			continue
+		}
+		groups++
+		if uniform {
+			equal++
+			continue // A ≡ 0: the group has no gradient
+		}
+		for k, i := range group {
+			for t := range adv[i] {
+				adv[i][t] = ae[k] // one A_i for every step of trajectory i
+			}
+		}
+	}
+	d := rollout.Diagnostics{"groups": float64(groups), "groups_all_equal": 0}
+	if groups > 0 {
+		d["groups_all_equal"] = float64(equal) / float64(groups)
+	}
+	rollout.AdvantageStats(adv, d)
+	return adv, d
+}
+
+// DropUniformGroups is GRPO's optional dynamic sampling: it returns a batch without the groups
+// whose valid trajectories' scores are all equal (they give zero advantage and would only dilute a
+// token-mean loss), with Task renumbered densely, and how many groups it dropped. Groups without a
+// valid trajectory are dropped too. The trajectories are copied shallowly (Steps and Rows are
+// shared with b).
+func DropUniformGroups(b *rollout.Batch, score Score) (kept *rollout.Batch, dropped int) {
+	kept = &rollout.Batch{}
+	var scratch []float64
+	for _, group := range b.Groups() {
+		scratch = zeroed(scratch, len(group))
+		if uniform, _ := EpisodeAdvantages(b, group, score, MeanNorm, 1, scratch); uniform {
+			dropped++
+			continue
+		}
+		for _, i := range group {
+			t := b.Trajs[i]
+			t.Task = kept.Tasks
+			kept.Trajs = append(kept.Trajs, t)
+		}
+		kept.Tasks++
+	}
+	return kept, dropped
+}

@@ -1,0 +1,248 @@
+package grpo
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/graftrl/graftrl/rollout"
+)
+
+// ep builds a trajectory of task through the state keys ks[0] … ks[T] with outcome R (a success
+// when R > 0).
+func ep(task int, R float64, ks ...string) rollout.Trajectory {
+	t := rollout.Trajectory{Task: task, Outcome: R, Success: R > 0}
+	for k := 0; k+1 < len(ks); k++ {
+		t.Steps = append(t.Steps, rollout.Step{Key: ks[k], NextKey: ks[k+1], Action: "to " + ks[k+1]})
+	}
+	return t
+}
+
+func batch(tasks int, ts ...rollout.Trajectory) *rollout.Batch {
+	return &rollout.Batch{Tasks: tasks, Trajs: ts}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// checkAdv compares advantages with want (one row per trajectory) within tol.
+func checkAdv(t *testing.T, got rollout.Advantages, want [][]float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d trajectories, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("trajectory %d: got %d steps, want %d", i, len(got[i]), len(want[i]))
+		}
+		for k := range want[i] {
+			if !near(got[i][k], want[i][k], tol) {
+				t.Errorf("A[%d][%d] = %.9g, want %.9g (±%g)", i, k, got[i][k], want[i][k], tol)
+			}
+		}
+	}
+}
+
+func mustGRPO(t *testing.T, o Options, dr bool) *GRPO {
+	t.Helper()
+	var g *GRPO
+	var err error
+	if dr {
+		g, err = NewDrGRPO(o)
+	} else {
+		g, err = New(o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestGRPOHandComputed(t *testing.T) {
+	tiny := Options{Eps: 1e-12, Score: ScoreReturn}
+	withPenalty := func(tr rollout.Trajectory, step int, r float64) rollout.Trajectory {
+		tr.Steps[step].Reward = r
+		return tr
+	}
+	truncated := func(tr rollout.Trajectory) rollout.Trajectory {
+		tr.Truncated, tr.Outcome, tr.Success = true, 0, false
+		return tr
+	}
+	cases := []struct {
+		name string
+		opts Options
+		dr   bool
+		b    *rollout.Batch
+		want [][]float64
+	}{{
+		// R = [1, 0, 0, 1]: mean 0.5, population std 0.5 → ±1 on every step.
+		name: "two of four succeed",
+		opts: tiny,
+		b:    batch(1, ep(0, 1, "s", "a", "g"), ep(0, 0, "s", "b"), ep(0, 0, "s", "a", "c", "d"), ep(0, 1, "s", "g")),
+		want: [][]float64{{1, 1}, {-1}, {-1, -1, -1}, {1}},
+	}, {
+		name: "Dr.GRPO does not divide",
+		opts: tiny, dr: true,
+		b:    batch(1, ep(0, 1, "s", "a", "g"), ep(0, 0, "s", "b"), ep(0, 0, "s", "a", "c", "d"), ep(0, 1, "s", "g")),
+		want: [][]float64{{0.5, 0.5}, {-0.5}, {-0.5, -0.5, -0.5}, {0.5}},
+	}, {
+		// Task 1's rewards are all equal: no gradient, whatever task 0 does.
+		name: "groups are per task",
+		opts: tiny,
+		b:    batch(2, ep(0, 1, "s", "g"), ep(1, 5, "s", "g"), ep(0, 0, "s", "x"), ep(1, 5, "s", "h", "g")),
+		want: [][]float64{{1}, {0}, {-1}, {0, 0}},
+	}, {
+		name: "all succeed gives 0",
+		opts: tiny,
+		b:    batch(1, ep(0, 1, "s", "a", "g"), ep(0, 1, "s", "b", "c", "g")),
+		want: [][]float64{{0, 0}, {0, 0, 0}},
+	}, {
+		name: "truncation is failure",
+		opts: tiny,
+		b:    batch(1, ep(0, 1, "s", "g"), truncated(ep(0, 1, "s", "a", "a"))),
+		want: [][]float64{{1}, {-1, -1}},
+	}, {
+		// return: R = [1 − 0.5, 1]: mean 0.75, std 0.25.
+		name: "score return counts the penalty",
+		opts: tiny,
+		b:    batch(1, withPenalty(ep(0, 1, "s", "s", "g"), 0, -0.5), ep(0, 1, "s", "g")),
+		want: [][]float64{{-1, -1}, {1}},
+	}, {
+		name: "score outcome ignores the penalty",
+		opts: Options{Eps: 1e-12, Score: ScoreOutcome},
+		b:    batch(1, withPenalty(ep(0, 1, "s", "s", "g"), 0, -0.5), ep(0, 1, "s", "g")),
+		want: [][]float64{{0, 0}, {0}},
+	}, {
+		// ε matters when std is small: A = 0.5·0.02/(0.01 + 0.01) … here (R − μ) = ±0.01, σ = 0.01.
+		name: "eps in the denominator",
+		opts: Options{Eps: 0.01, Score: ScoreOutcome},
+		b:    batch(1, ep(0, 0.02, "s", "g"), ep(0, 0, "s", "h")),
+		want: [][]float64{{0.5}, {-0.5}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			adv, d := mustGRPO(t, c.opts, c.dr).Estimate(c.b)
+			checkAdv(t, adv, c.want, 1e-9)
+			for _, k := range []string{"adv_mean", "adv_std", "adv_zero_share", "groups_all_equal"} {
+				if _, ok := d[k]; !ok {
+					t.Errorf("diagnostic %s missing", k)
+				}
+			}
+		})
+	}
+}
+
+func TestGRPOIgnoresErroredAndEmpty(t *testing.T) {
+	bad := ep(0, 7, "s", "x")
+	bad.Err = "env crashed"
+	empty := ep(0, 0, "s") // zero steps, still a member of the group with R = 0
+	b := batch(1, ep(0, 1, "s", "g"), bad, empty, ep(0, 0, "s", "h"))
+	adv, d := mustGRPO(t, Options{Eps: 1e-12, Score: ScoreReturn}, false).Estimate(b)
+	// Valid R = [1, 0, 0]: mean 1/3, std √2/3.
+	s := math.Sqrt(2) / 3
+	checkAdv(t, adv, [][]float64{{(2.0 / 3) / s}, {0}, {}, {(-1.0 / 3) / s}}, 1e-9)
+	if d["groups"] != 1 || d["groups_all_equal"] != 0 {
+		t.Errorf("diagnostics %v", d)
+	}
+}
+
+func TestGRPOAllEqualShare(t *testing.T) {
+	b := batch(3, ep(0, 1, "s", "g"), ep(0, 1, "s", "g"), ep(1, 0, "s", "g"), ep(1, 1, "s", "g"), ep(2, 0, "s", "x"))
+	_, d := mustGRPO(t, DefaultOptions(), false).Estimate(b)
+	if !near(d["groups_all_equal"], 2.0/3, 1e-12) {
+		t.Errorf("groups_all_equal = %g, want 2/3", d["groups_all_equal"])
+	}
+}
+
+func TestDropUniformGroups(t *testing.T) {
+	b := batch(3, ep(0, 1, "s", "g"), ep(0, 1, "s", "g"), ep(1, 0, "s", "g"), ep(2, 0, "s", "x"), ep(1, 1, "s", "g"))
+	kept, dropped := DropUniformGroups(b, ScoreReturn)
+	if dropped != 2 || kept.Tasks != 1 || len(kept.Trajs) != 2 {
+		t.Fatalf("dropped %d, kept %d tasks, %d trajectories; want 2, 1, 2", dropped, kept.Tasks, len(kept.Trajs))
+	}
+	for _, tr := range kept.Trajs {
+		if tr.Task != 0 {
+			t.Errorf("kept trajectory has task %d, want 0", tr.Task)
+		}
+	}
+	if b.Trajs[2].Task != 1 {
+		t.Error("DropUniformGroups modified its input")
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string // substrings of the error
+	}{
+		{"eps zero", Options{Eps: 0, Score: ScoreReturn}.Validate(), "grpo: option eps = 0"},
+		{"eps NaN", Options{Eps: math.NaN(), Score: ScoreReturn}.Validate(), "eps = NaN"},
+		{"score", Options{Eps: 1, Score: "reward"}.Validate(), `score = "reward": must be "return" or "outcome"`},
+		{"gigpo gamma", func() error { o := DefaultGiGPOOptions(); o.Gamma = 1.5; return o.Validate() }(), "gigpo: option gamma = 1.5: must be in [0, 1]"},
+		{"gigpo norm", func() error { o := DefaultGiGPOOptions(); o.Norm = "std"; return o.Validate() }(), `gigpo: option norm = "std"`},
+		{"gigpo omega", func() error { o := DefaultGiGPOOptions(); o.Omega = math.Inf(1); return o.Validate() }(), "omega = +Inf"},
+		{"gigpo eps", func() error { o := DefaultGiGPOOptions(); o.Eps = -1; return o.Validate() }(), "eps = -1"},
+		{"gigpo score", func() error { o := DefaultGiGPOOptions(); o.Score = ""; return o.Validate() }(), `score = ""`},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, c.err, c.want)
+		}
+	}
+	if _, err := NewDrGRPO(Options{Eps: 0, Score: ScoreReturn}); err == nil || !strings.HasPrefix(err.Error(), "drgrpo:") {
+		t.Errorf("NewDrGRPO error %v, want it to name drgrpo", err)
+	}
+	if err := DefaultOptions().Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := DefaultGiGPOOptions().Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Options decode from the snake_case keys of a config onto the defaults.
+func TestOptionsYAML(t *testing.T) {
+	o := DefaultGiGPOOptions()
+	dec := yaml.NewDecoder(bytes.NewReader([]byte("gamma: 0.9\nnorm: mean_norm\nscore: outcome\n")))
+	dec.KnownFields(true)
+	if err := dec.Decode(&o); err != nil {
+		t.Fatal(err)
+	}
+	want := GiGPOOptions{Gamma: 0.9, Omega: 1, Norm: MeanNorm, Eps: 1e-6, Score: ScoreOutcome}
+	if o != want {
+		t.Errorf("decoded %+v, want %+v", o, want)
+	}
+	g := DefaultOptions()
+	if err := yaml.Unmarshal([]byte("eps: 0.001\n"), &g); err != nil || g.Eps != 0.001 || g.Score != ScoreReturn {
+		t.Errorf("decoded %+v, %v", g, err)
+	}
+}
+
+func TestGroupNormalizer(t *testing.T) {
+	var z GroupNormalizer
+	x := []float64{1, 3, 5, 2, 2, -0.5, 1e-9}
+	group := []int32{0, 0, 2, 3, 3, 4, 5}
+	out := make([]float64, len(x))
+	// Group 0: μ 2, σ 1 → ∓1; 2, 4, 5 singletons; 3 all equal → 0; 1 empty.
+	if n := z.Normalize(x, group, 6, MeanStdNorm, 1e-12, SingletonSign, out); n != 3 {
+		t.Errorf("singletons = %d, want 3", n)
+	}
+	// The lone 1e-9 is a signal for eps 1e-12 and noise (→ 0) for eps 1e-6, below.
+	checkRow(t, out, []float64{-1, 1, 1, 0, 0, -1, 1})
+	z.Normalize(x, group, 6, MeanNorm, 1e-6, SingletonZero, out)
+	checkRow(t, out, []float64{-1, 1, 0, 0, 0, 0, 0})
+	z.Normalize(x, group, 6, MeanStdNorm, 1e-6, SingletonSign, out)
+	checkRow(t, out, []float64{-1 / (1 + 1e-6), 1 / (1 + 1e-6), 1, 0, 0, -1, 0})
+}
+
+func checkRow(t *testing.T, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if !near(got[i], want[i], 1e-11) {
+			t.Errorf("out[%d] = %.12g, want %.12g", i, got[i], want[i])
+		}
+	}
+}

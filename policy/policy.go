@@ -1,0 +1,356 @@
+// Package policy is the agent: a decoder-only transformer on GoMLX with its vocabulary, backend
+// selection, incremental KV-cache decoding for sampling, per-token log-probs, the clipped
+// policy-gradient loss, Adam, and checkpoints. It knows nothing about environments.
+package policy
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
+)
+
+// Policy is a transformer policy with its optimizer state on one GoMLX backend. It is not safe for
+// concurrent use.
+type Policy struct {
+	cfg     Config
+	loss    LossConfig
+	optim   OptimConfig
+	backend backends.Backend
+	ctx     *context.Context
+
+	theta, m, v []*context.Variable // parameters and Adam moments, in paramSpecs order
+	ref         []*context.Variable // frozen reference parameters (KL), nil when KL is off
+	step        *context.Variable   // Adam step counter t
+
+	train, logp, refLogp, logits, decode *context.Exec
+}
+
+// Options gathers everything New needs.
+type Options struct {
+	Model Config
+	Loss  LossConfig
+	Optim OptimConfig
+	// Seed draws the initial weights.
+	Seed uint64
+}
+
+// New builds a freshly initialised policy on the backend.
+func New(backend backends.Backend, o Options) (*Policy, error) {
+	if err := o.Model.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.Loss.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.Optim.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New()}
+	init := initialValues(o.Model, o.Seed)
+	root := p.ctx.Checked(false)
+	for i, s := range paramSpecs(o.Model) {
+		val := tensors.FromFlatDataAndDimensions(init[i], s.shape...)
+		p.theta = append(p.theta, root.In("policy").VariableWithValue(s.name, val))
+		p.m = append(p.m, root.In("adam_m").VariableWithValue(s.name, tensors.FromShape(val.Shape())).SetTrainable(false))
+		p.v = append(p.v, root.In("adam_v").VariableWithValue(s.name, tensors.FromShape(val.Shape())).SetTrainable(false))
+		if o.Loss.KL != KLNone {
+			refVal := tensors.FromFlatDataAndDimensions(append([]float32(nil), init[i]...), s.shape...)
+			p.ref = append(p.ref, root.In("reference").VariableWithValue(s.name, refVal).SetTrainable(false))
+		}
+	}
+	p.step = root.In("adam").VariableWithValue("step", float32(0)).SetTrainable(false)
+	if err := p.buildExecs(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Config returns the architecture.
+func (p *Policy) Config() Config { return p.cfg }
+
+// Backend returns the GoMLX backend the policy runs on.
+func (p *Policy) Backend() backends.Backend { return p.backend }
+
+// Context returns the GoMLX context holding every variable (for checkpoints).
+func (p *Policy) Context() *context.Context { return p.ctx }
+
+// paramNodes reads variables into graph g.
+func paramNodes(g *Graph, vars []*context.Variable) []*Node {
+	out := make([]*Node, len(vars))
+	for i, v := range vars {
+		out[i] = v.ValueGraph(g)
+	}
+	return out
+}
+
+func (p *Policy) buildExecs() error {
+	var err error
+	mk := func(fn func(ctx *context.Context, in []*Node) []*Node) *context.Exec {
+		if err != nil {
+			return nil
+		}
+		var e *context.Exec
+		e, err = context.NewExec(p.backend, p.ctx, fn)
+		if e != nil {
+			e.SetMaxCache(64)
+		}
+		return e
+	}
+	c := p.cfg
+	p.logits = mk(func(_ *context.Context, in []*Node) []*Node {
+		return []*Node{forward(c, assembleParams(c, paramNodes(in[0].Graph(), p.theta)), in[0])}
+	})
+	logpFn := func(vars func() []*context.Variable) func(*context.Context, []*Node) []*Node {
+		return func(_ *context.Context, in []*Node) []*Node {
+			tokens, targets := in[0], in[1]
+			lg := forward(c, assembleParams(c, paramNodes(tokens.Graph(), vars())), tokens)
+			lp, ent := tokenLogProbs(lg, targets, c.Vocab)
+			return []*Node{lp, ent}
+		}
+	}
+	p.logp = mk(logpFn(func() []*context.Variable { return p.theta }))
+	if p.ref != nil {
+		p.refLogp = mk(logpFn(func() []*context.Variable { return p.ref }))
+	}
+	p.decode = mk(func(_ *context.Context, in []*Node) []*Node {
+		lg, caches := decodeStep(c, assembleParams(c, paramNodes(in[0].Graph(), p.theta)), in[0], in[1], in[2:])
+		return append([]*Node{lg}, caches...)
+	})
+	p.train = mk(p.trainGraph)
+	return err
+}
+
+// trainGraph is one clipped policy-gradient update on a minibatch. Inputs (token objective):
+// tokens, targets [B,T] int32; oldLogp, adv, weight [B,T]; refLogp [B,T] when KL is on; lr scalar.
+// The step objective adds stepOf [B,T] int32, stepAdv and stepWeight [B,S].
+func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
+	c := p.cfg
+	tokens, targets, oldLogp, adv, weight := in[0], in[1], in[2], in[3], in[4]
+	i := 5
+	var refLogp *Node
+	if p.ref != nil {
+		refLogp = in[i]
+		i++
+	}
+	var stepOf, stepAdv, stepWeight *Node
+	if p.loss.Objective == ObjectiveStep {
+		stepOf, stepAdv, stepWeight = in[i], in[i+1], in[i+2]
+		i += 3
+	}
+	lr := in[i]
+	g := tokens.Graph()
+	theta := paramNodes(g, p.theta)
+	logits := forward(c, assembleParams(c, theta), tokens)
+	logp, entropy := tokenLogProbs(logits, targets, c.Vocab)
+	var t lossTerms
+	if p.loss.Objective == ObjectiveStep {
+		t = stepLoss(p.loss, logp, entropy, oldLogp, weight, refLogp, stepOf, stepAdv, stepWeight)
+	} else {
+		t = tokenLoss(p.loss, logp, entropy, oldLogp, adv, weight, refLogp)
+	}
+	grads := Gradient(t.total, theta...)
+	newTheta, newM, newV, newStep, gradNorm, ok := adamUpdate(p.optim, lr, t.total, theta, grads,
+		paramNodes(g, p.m), paramNodes(g, p.v), p.step.ValueGraph(g))
+	for j := range theta {
+		p.theta[j].SetValueGraph(newTheta[j])
+		p.m[j].SetValueGraph(newM[j])
+		p.v[j].SetValueGraph(newV[j])
+	}
+	p.step.SetValueGraph(newStep)
+	return []*Node{t.total, t.pg, t.entropy, t.kl, t.approxKL, t.clipFrac, gradNorm, ConvertDType(ok, dtypes.Float32)}
+}
+
+// TrainBatch is one minibatch laid out as Rows × Len token positions (row-major). Position t of a
+// row holds the input token Tokens[t] and the target Targets[t] (the next token of the sequence).
+type TrainBatch struct {
+	Rows, Len int
+	Tokens    []int32   // input ids
+	Targets   []int32   // next-token ids
+	OldLogp   []float32 // log π_old(target), used where Weight > 0
+	Adv       []float32 // Â of the target's step
+	Weight    []float32 // aggregation weight; 0 for context and padding (see AggregationWeights)
+	RefLogp   []float32 // log π_ref(target) when KL is on (see RefLogProbs)
+	// Step objective only: StepOf[i] is the step index (within the row) of target i or −1;
+	// StepAdv and StepWeight are Rows × Steps.
+	Steps      int
+	StepOf     []int32
+	StepAdv    []float32
+	StepWeight []float32
+}
+
+// TrainStats are the scalar results of one update.
+type TrainStats struct {
+	Loss, PGLoss, Entropy, KL, ApproxKL, ClipFrac, GradNorm float64
+	// Skipped is set when the loss or gradient was not finite and the update was not applied.
+	Skipped bool
+}
+
+// Update applies one Adam step of the configured loss on the minibatch with learning rate lr.
+func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
+	n := b.Rows * b.Len
+	if len(b.Tokens) != n || len(b.Targets) != n || len(b.OldLogp) != n || len(b.Adv) != n || len(b.Weight) != n {
+		return TrainStats{}, fmt.Errorf("policy: train batch arrays must hold rows×len = %d values", n)
+	}
+	if b.Len > p.cfg.MaxLen {
+		return TrainStats{}, fmt.Errorf("policy: sequence length %d exceeds max_len %d", b.Len, p.cfg.MaxLen)
+	}
+	args := []any{
+		tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.OldLogp, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Adv, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Weight, b.Rows, b.Len),
+	}
+	if p.ref != nil {
+		if len(b.RefLogp) != n {
+			return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
+		}
+		args = append(args, tensors.FromFlatDataAndDimensions(b.RefLogp, b.Rows, b.Len))
+	}
+	if p.loss.Objective == ObjectiveStep {
+		if b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps {
+			return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
+		}
+		args = append(args,
+			tensors.FromFlatDataAndDimensions(b.StepOf, b.Rows, b.Len),
+			tensors.FromFlatDataAndDimensions(b.StepAdv, b.Rows, b.Steps),
+			tensors.FromFlatDataAndDimensions(b.StepWeight, b.Rows, b.Steps))
+	}
+	args = append(args, float32(lr))
+	out, err := p.train.Exec(args...)
+	if err != nil {
+		return TrainStats{}, fmt.Errorf("policy: update: %w", err)
+	}
+	s := make([]float64, len(out))
+	for i, t := range out {
+		s[i] = float64(tensors.ToScalar[float32](t))
+		t.FinalizeAll()
+	}
+	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
+		GradNorm: s[6], Skipped: s[7] == 0}, nil
+}
+
+// LogProbs returns log π(target) and the policy entropy at every position of a Rows × Len
+// batch (row-major), with the current weights.
+func (p *Policy) LogProbs(rows, length int, tokens, targets []int32) (logp, entropy []float32, err error) {
+	return runLogProbs(p.logp, rows, length, tokens, targets)
+}
+
+// RefLogProbs is LogProbs under the frozen reference policy (KL must be on).
+func (p *Policy) RefLogProbs(rows, length int, tokens, targets []int32) ([]float32, error) {
+	if p.refLogp == nil {
+		return nil, errors.New("policy: no reference policy (update.kl is none)")
+	}
+	lp, _, err := runLogProbs(p.refLogp, rows, length, tokens, targets)
+	return lp, err
+}
+
+func runLogProbs(e *context.Exec, rows, length int, tokens, targets []int32) ([]float32, []float32, error) {
+	out, err := e.Exec(tensors.FromFlatDataAndDimensions(tokens, rows, length),
+		tensors.FromFlatDataAndDimensions(targets, rows, length))
+	if err != nil {
+		return nil, nil, fmt.Errorf("policy: log-probs: %w", err)
+	}
+	lp := tensors.MustCopyFlatData[float32](out[0])
+	ent := tensors.MustCopyFlatData[float32](out[1])
+	out[0].FinalizeAll()
+	out[1].FinalizeAll()
+	return lp, ent, nil
+}
+
+// Logits runs the full forward pass on a Rows × Len batch and returns logits [rows·len·vocab].
+func (p *Policy) Logits(rows, length int, tokens []int32) ([]float32, error) {
+	out, err := p.logits.Exec(tensors.FromFlatDataAndDimensions(tokens, rows, length))
+	if err != nil {
+		return nil, fmt.Errorf("policy: forward: %w", err)
+	}
+	defer out[0].FinalizeAll()
+	return tensors.MustCopyFlatData[float32](out[0]), nil
+}
+
+// Decoder samples incrementally with a per-row KV cache on the GoMLX backend.
+type Decoder struct {
+	p      *Policy
+	batch  int
+	caches []*tensors.Tensor
+}
+
+// NewDecoder returns a decoder for batch rows, each with its own cache of MaxLen positions.
+func (p *Policy) NewDecoder(batch int) *Decoder {
+	d := &Decoder{p: p, batch: batch}
+	shape := shapes.Make(dtypes.Float32, batch, p.cfg.Heads, p.cfg.MaxLen, p.cfg.HeadDim())
+	for range 2 * p.cfg.Layers {
+		d.caches = append(d.caches, tensors.FromShape(shape))
+	}
+	return d
+}
+
+// Step feeds tokens[b] at position pos[b] for every row and returns the next-token logits
+// [batch·vocab]. A row restarts a sequence simply by feeding position 0 again: entries beyond a
+// row's position are never attended to.
+func (d *Decoder) Step(tokens, pos []int32) ([]float32, error) {
+	if len(tokens) != d.batch || len(pos) != d.batch {
+		return nil, fmt.Errorf("policy: decoder step needs %d tokens and positions", d.batch)
+	}
+	for _, q := range pos {
+		if q < 0 || int(q) >= d.p.cfg.MaxLen {
+			return nil, fmt.Errorf("policy: position %d outside the context (max_len %d)", q, d.p.cfg.MaxLen)
+		}
+	}
+	args := make([]any, 0, 2+len(d.caches))
+	args = append(args, tensors.FromFlatDataAndDimensions(tokens, d.batch), tensors.FromFlatDataAndDimensions(pos, d.batch))
+	for _, c := range d.caches {
+		args = append(args, c)
+	}
+	out, err := d.p.decode.Exec(args...)
+	if err != nil {
+		return nil, fmt.Errorf("policy: decode: %w", err)
+	}
+	for _, c := range d.caches {
+		c.FinalizeAll()
+	}
+	d.caches = out[1:]
+	logits := tensors.MustCopyFlatData[float32](out[0])
+	out[0].FinalizeAll()
+	return logits, nil
+}
+
+// Weights returns a host copy of the current parameters, in the fixed parameter order
+// (see ParamNames), each flattened row-major.
+func (p *Policy) Weights() ([][]float32, error) {
+	out := make([][]float32, len(p.theta))
+	for i, v := range p.theta {
+		t, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("policy: read %s: %w", v.Name(), err)
+		}
+		out[i] = tensors.MustCopyFlatData[float32](t)
+	}
+	return out, nil
+}
+
+// ParamNames lists the parameter names of a configuration in the fixed order used by Weights.
+func ParamNames(c Config) []string {
+	specs := paramSpecs(c)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	return names
+}
+
+// ParamShapes lists the parameter shapes in the order of ParamNames.
+func ParamShapes(c Config) [][]int {
+	specs := paramSpecs(c)
+	out := make([][]int, len(specs))
+	for i, s := range specs {
+		out[i] = s.shape
+	}
+	return out
+}

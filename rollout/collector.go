@@ -1,0 +1,379 @@
+package rollout
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
+)
+
+// Context layouts (ARCHITECTURE.md, Tokens).
+const (
+	// LayoutEpisode makes the whole episode one sequence: instruction, then observation/action
+	// turns; the KV cache is reused across turns and each trajectory is one training row.
+	LayoutEpisode = "episode"
+	// LayoutWindow makes each step its own row: instruction, the last K turns, the current observation.
+	LayoutWindow = "window"
+)
+
+// Decoder is the policy side of a rollout: one incremental decode step for a batch of rows.
+// Rows with active[b] false may be skipped; their logits are ignored.
+type Decoder interface {
+	Step(tokens, pos []int32, active []bool) ([]float32, error)
+}
+
+// Config configures how episodes become token sequences.
+type Config struct {
+	// Layout is LayoutEpisode or LayoutWindow.
+	Layout string
+	// WindowTurns is K, the number of past turns a window-layout row keeps.
+	WindowTurns int
+	// MaxLen is the policy's context length; an episode that would outgrow it is truncated.
+	MaxLen int
+	// ActionMaxTokens caps an action's length (excluding the end-of-action token).
+	ActionMaxTokens int
+}
+
+// Validate checks the layout options.
+func (c Config) Validate() error {
+	if c.Layout != LayoutEpisode && c.Layout != LayoutWindow {
+		return fmt.Errorf("rollout.layout: %q is not allowed (allowed: episode, window)", c.Layout)
+	}
+	if c.WindowTurns < 0 || c.WindowTurns > 64 {
+		return fmt.Errorf("rollout.window_turns: %d is out of range (allowed 0..64)", c.WindowTurns)
+	}
+	if c.ActionMaxTokens < 1 || c.ActionMaxTokens > 64 {
+		return fmt.Errorf("rollout.action_max_tokens: %d is out of range (allowed 1..64)", c.ActionMaxTokens)
+	}
+	return nil
+}
+
+// Stats summarise one collection.
+type Stats struct {
+	Episodes, EnvSteps, SampledTokens, DecodeCalls int
+	EnvTime, DecodeTime                            time.Duration
+}
+
+// Request says what to roll out.
+type Request struct {
+	// Tasks are the task seeds; each is rolled out Group times.
+	Tasks []int64
+	Group int
+	// Greedy picks the most likely token instead of sampling.
+	Greedy bool
+}
+
+// Collector runs many episodes at once, feeding all active rows to the decoder in one batched
+// call per token.
+type Collector struct {
+	cfg   Config
+	vocab *policy.Vocab
+	envs  []envs.Env
+}
+
+// NewCollector creates a collector. newEnv builds one env instance per parallel episode.
+func NewCollector(cfg Config, vocab *policy.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Collector{cfg: cfg, vocab: vocab}
+	for range slots {
+		e, err := newEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.envs = append(c.envs, e)
+	}
+	return c, nil
+}
+
+// Slots is the number of parallel episodes (the decoder batch size).
+func (c *Collector) Slots() int { return len(c.envs) }
+
+// slot is the state of one running episode.
+type slot struct {
+	traj     *Trajectory
+	env      envs.Env
+	instr    []int32 // <bos> instruction <sep>
+	turns    [][]int32
+	seq      []int32 // the current row's tokens
+	logp     []float32
+	stepOf   []int16
+	fed      int // tokens of seq already in the decoder's cache
+	acting   bool
+	action   []int32
+	key      string
+	over     bool
+	turnBase int // in the window layout: index in seq where the current turn starts
+}
+
+// Collect rolls out every task of the request Group times and returns the batch. Episodes run
+// in waves of Slots() parallel episodes. rng drives sampling; the draw order is fixed, so the same
+// seed gives the same batch. A fault in one episode (error or panic in the env) ends only that
+// episode, recorded in Trajectory.Err.
+func (c *Collector) Collect(dec Decoder, req Request, rng *rand.Rand) (*Batch, Stats, error) {
+	var st Stats
+	b := &Batch{Tasks: len(req.Tasks)}
+	for ti, seed := range req.Tasks {
+		for range req.Group {
+			b.Trajs = append(b.Trajs, Trajectory{Task: ti, TaskSeed: seed})
+		}
+	}
+	for start := 0; start < len(b.Trajs); start += len(c.envs) {
+		end := min(start+len(c.envs), len(b.Trajs))
+		if err := c.wave(dec, b.Trajs[start:end], req.Greedy, rng, &st); err != nil {
+			return nil, st, err
+		}
+	}
+	st.Episodes = len(b.Trajs)
+	return b, st, nil
+}
+
+// wave runs len(trajs) ≤ Slots() episodes to completion.
+func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand.Rand, st *Stats) error {
+	n := len(c.envs)
+	slots := make([]*slot, n)
+	for i := range trajs {
+		s := &slot{traj: &trajs[i], env: c.envs[i]}
+		slots[i] = s
+		c.reset(s, st)
+	}
+	tokens, pos := make([]int32, n), make([]int32, n)
+	active := make([]bool, n)
+	vocab := c.vocab.Size()
+	for {
+		anyActive := false
+		for i, s := range slots {
+			active[i] = s != nil && !s.over
+			tokens[i], pos[i] = policy.PadID, 0
+			if active[i] {
+				anyActive = true
+				tokens[i], pos[i] = s.seq[s.fed], int32(s.fed)
+			}
+		}
+		if !anyActive {
+			return nil
+		}
+		t0 := time.Now()
+		logits, err := dec.Step(tokens, pos, active)
+		st.DecodeTime += time.Since(t0)
+		st.DecodeCalls++
+		if err != nil {
+			return fmt.Errorf("rollout: decode: %w", err)
+		}
+		for i, s := range slots {
+			if !active[i] {
+				continue
+			}
+			s.fed++
+			if s.fed < len(s.seq) || !s.acting {
+				continue
+			}
+			tok, lp := sampleToken(logits[i*vocab:(i+1)*vocab], greedy, rng)
+			st.SampledTokens++
+			s.seq = append(s.seq, tok)
+			s.logp = append(s.logp, lp)
+			s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
+			if tok != policy.EOAID {
+				s.action = append(s.action, tok)
+				if len(s.action) < c.cfg.ActionMaxTokens {
+					continue
+				}
+				// Cap reached: close the action with a forced end token (context, not trained).
+				c.push(s, policy.EOAID)
+			}
+			c.act(s, st)
+		}
+	}
+}
+
+// push appends a context token (never trained on).
+func (c *Collector) push(s *slot, ids ...int32) {
+	for _, id := range ids {
+		s.seq = append(s.seq, id)
+		s.logp = append(s.logp, 0)
+		s.stepOf = append(s.stepOf, -1)
+	}
+}
+
+// reset starts a slot's episode and lays out its first row.
+func (c *Collector) reset(s *slot, st *Stats) {
+	t0 := time.Now()
+	instr, obs, err := safeReset(s.env, s.traj.TaskSeed)
+	st.EnvTime += time.Since(t0)
+	if err != nil {
+		s.traj.Err = err.Error()
+		s.over = true
+		return
+	}
+	s.instr = c.vocab.Encode([]int32{policy.BOSID}, instr)
+	s.instr = append(s.instr, policy.SepID)
+	s.key = s.env.StateKey()
+	c.beginTurn(s, obs.Text)
+}
+
+// beginTurn lays out the observation and hands the turn to the agent, or truncates the episode
+// when the context cannot hold another turn.
+func (c *Collector) beginTurn(s *slot, obsText string) {
+	obs := c.vocab.Encode(nil, obsText)
+	need := len(obs) + 1 + c.cfg.ActionMaxTokens + 1
+	if c.cfg.Layout == LayoutEpisode {
+		if s.seq == nil {
+			c.push(s, s.instr...)
+		}
+		if len(s.seq)+need > c.cfg.MaxLen {
+			c.truncate(s)
+			return
+		}
+		c.push(s, obs...)
+		c.push(s, policy.ActID)
+	} else {
+		// Window: a fresh row of the instruction, as many of the last K turns as fit, the observation.
+		keep := min(c.cfg.WindowTurns, len(s.turns))
+		for ; keep >= 0; keep-- {
+			n := len(s.instr) + need
+			for _, t := range s.turns[len(s.turns)-keep:] {
+				n += len(t)
+			}
+			if n <= c.cfg.MaxLen {
+				break
+			}
+		}
+		if keep < 0 {
+			c.truncate(s)
+			return
+		}
+		s.seq, s.logp, s.stepOf, s.fed = nil, nil, nil, 0
+		c.push(s, s.instr...)
+		for _, t := range s.turns[len(s.turns)-keep:] {
+			c.push(s, t...)
+		}
+		s.turnBase = len(s.seq)
+		c.push(s, obs...)
+		c.push(s, policy.ActID)
+	}
+	s.acting = true
+	s.action = s.action[:0]
+}
+
+// act sends the finished action to the env and records the step.
+func (c *Collector) act(s *slot, st *Stats) {
+	s.acting = false
+	text := c.vocab.Decode(s.action)
+	t0 := time.Now()
+	obs, err := safeStep(s.env, text)
+	st.EnvTime += time.Since(t0)
+	st.EnvSteps++
+	if err != nil {
+		s.traj.Err = err.Error()
+		s.over = true
+		c.closeRow(s)
+		return
+	}
+	next := s.env.StateKey()
+	s.traj.Steps = append(s.traj.Steps, Step{Key: s.key, NextKey: next, Action: text, Reward: obs.Reward,
+		Invalid: obs.Info.Invalid, Distance: obs.Info.Distance})
+	s.key = next
+	if c.cfg.Layout == LayoutWindow {
+		s.turns = append(s.turns, append([]int32(nil), s.seq[s.turnBase:]...))
+		c.closeRow(s)
+	}
+	if obs.Over() {
+		s.traj.Success = obs.Info.Success
+		s.traj.Truncated = obs.Truncated && !obs.Done
+		if obs.Done {
+			s.traj.Outcome = obs.Outcome
+		}
+		s.over = true
+		if c.cfg.Layout == LayoutEpisode {
+			c.closeRow(s)
+		}
+		return
+	}
+	c.beginTurn(s, obs.Text)
+}
+
+// truncate ends an episode that outgrew the context: a failure with outcome 0.
+func (c *Collector) truncate(s *slot) {
+	s.traj.Truncated = true
+	s.over = true
+	if c.cfg.Layout == LayoutEpisode {
+		c.closeRow(s)
+	}
+}
+
+// closeRow stores the current row in the trajectory (if it holds any action token).
+func (c *Collector) closeRow(s *slot) {
+	has := false
+	for _, k := range s.stepOf {
+		has = has || k >= 0
+	}
+	if has {
+		s.traj.Rows = append(s.traj.Rows, Row{Tokens: s.seq, LogProb: s.logp, StepOf: s.stepOf})
+	}
+	s.seq, s.logp, s.stepOf = nil, nil, nil
+}
+
+// sampleToken draws a token from softmax(logits) (or takes the argmax when greedy) and returns
+// it with its log-probability under the policy.
+func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32) {
+	maxL := math.Inf(-1)
+	best := 0
+	for i, l := range logits {
+		if float64(l) > maxL {
+			maxL, best = float64(l), i
+		}
+	}
+	var z float64
+	for _, l := range logits {
+		z += math.Exp(float64(l) - maxL)
+	}
+	logZ := maxL + math.Log(z)
+	pick := best
+	if !greedy {
+		u := rng.Float64() * z
+		pick = len(logits) - 1
+		acc := 0.0
+		for i, l := range logits {
+			acc += math.Exp(float64(l) - maxL)
+			if u < acc {
+				pick = i
+				break
+			}
+		}
+	}
+	return int32(pick), float32(float64(logits[pick]) - logZ)
+}
+
+// errPanic wraps a panic raised inside an environment.
+var errPanic = errors.New("environment panicked")
+
+func safeReset(e envs.Env, seed int64) (instr string, obs envs.Observation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w in Reset(%d): %v", errPanic, seed, r)
+		}
+	}()
+	instr, obs, err = e.Reset(seed)
+	if err != nil {
+		err = fmt.Errorf("env Reset(%d): %w", seed, err)
+	}
+	return instr, obs, err
+}
+
+func safeStep(e envs.Env, action string) (obs envs.Observation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w in Step(%q): %v", errPanic, action, r)
+		}
+	}()
+	obs, err = e.Step(action)
+	if err != nil {
+		err = fmt.Errorf("env Step(%q): %w", action, err)
+	}
+	return obs, err
+}

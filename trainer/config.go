@@ -1,0 +1,511 @@
+package trainer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/rollout"
+)
+
+// Config is a training run, as written in YAML (configs/*.yaml). Every field is documented in
+// configs/README.md; Defaults gives the values of keys a file leaves out.
+type Config struct {
+	// Name names the run directory <out_dir>/<name>.
+	Name string `yaml:"name"`
+	// OutDir holds run directories (default "runs").
+	OutDir string `yaml:"out_dir"`
+	// Seed makes the run reproducible: weights, sampling, task order and minibatches derive from it.
+	Seed uint64 `yaml:"seed"`
+	// Iterations is the number of collect → estimate → update iterations.
+	Iterations int `yaml:"iterations"`
+	// Backend is the GoMLX backend: go (default), xla:cpu, xla:cuda; empty means $GOMLX_BACKEND or go.
+	Backend string `yaml:"backend"`
+	// Env selects the environment and its options.
+	Env EnvConfig `yaml:"env"`
+	// Tasks fixes the task panels and how many tasks and rollouts an iteration uses.
+	Tasks TaskConfig `yaml:"tasks"`
+	// Rollout configures the token layout of episodes and the sampler.
+	Rollout RolloutConfig `yaml:"rollout"`
+	// Policy is the transformer architecture.
+	Policy policy.Config `yaml:"policy"`
+	// Optim is Adam with gradient clipping.
+	Optim policy.OptimConfig `yaml:"optim"`
+	// Update is the clipped policy-gradient update.
+	Update UpdateConfig `yaml:"update"`
+	// Estimator selects the advantage estimator and its options.
+	Estimator EstimatorConfig `yaml:"estimator"`
+	// Eval configures periodic evaluation on the fixed panels.
+	Eval EvalConfig `yaml:"eval"`
+	// Checkpoint configures checkpoints.
+	Checkpoint CheckpointConfig `yaml:"checkpoint"`
+	// SaveBatches writes every k-th iteration's rollout batch to the run directory (0: never).
+	SaveBatches int `yaml:"save_batches"`
+}
+
+// EnvConfig is the env section: its name plus the env's own options.
+type EnvConfig struct {
+	Name    string
+	Options envs.Options
+}
+
+// EstimatorConfig is the estimator section: its name plus the estimator's own options.
+type EstimatorConfig struct {
+	Name    string
+	Options map[string]any
+}
+
+// TaskConfig fixes the task panels.
+type TaskConfig struct {
+	// Train is the size of the training panel (the tasks iterations draw from).
+	Train int `yaml:"train"`
+	// Eval is the size of the held-out panel (never trained on).
+	Eval int `yaml:"eval"`
+	// PanelSeed fixes which tasks form the panels, independently of the run seed, so every method
+	// and seed of a comparison sees the same tasks.
+	PanelSeed int64 `yaml:"panel_seed"`
+	// PerIter is the number of tasks in an iteration's batch (drawn from the training panel
+	// without replacement, cycling through it in a seeded order).
+	PerIter int `yaml:"per_iter"`
+	// GroupSize is N, the rollouts per task.
+	GroupSize int `yaml:"group_size"`
+}
+
+// RolloutConfig configures token layouts and the sampler.
+type RolloutConfig struct {
+	// Layout is episode (default) or window.
+	Layout string `yaml:"layout"`
+	// WindowTurns is K, the past turns a window-layout row keeps.
+	WindowTurns int `yaml:"window_turns"`
+	// ActionMaxTokens caps an action's tokens (before the end-of-action token).
+	ActionMaxTokens int `yaml:"action_max_tokens"`
+	// Sampler is host (the dedicated CPU inference path, default) or graph (KV decode on the GoMLX backend).
+	Sampler string `yaml:"sampler"`
+}
+
+// UpdateConfig is the PPO-style update over one batch.
+type UpdateConfig struct {
+	// Epochs is the number of passes over the batch.
+	Epochs int `yaml:"epochs"`
+	// Minibatches splits each pass.
+	Minibatches int `yaml:"minibatches"`
+	// DropZeroAdvantage drops rows whose steps all have zero advantage before the update
+	// (dynamic sampling); the number dropped is logged.
+	DropZeroAdvantage bool `yaml:"drop_zero_advantage"`
+	// Loss holds the loss options (clip_low, clip_high, aggregation, entropy_coef, kl …).
+	Loss policy.LossConfig `yaml:",inline"`
+}
+
+// EvalConfig configures evaluation.
+type EvalConfig struct {
+	// Every evaluates after every k-th iteration and after the last (0: only after the last).
+	Every int `yaml:"every"`
+	// Sampled adds sampled-decoding success (one sampled episode per task) beside greedy.
+	Sampled bool `yaml:"sampled"`
+	// AtStart evaluates the untrained policy before the first iteration (iteration 0).
+	AtStart bool `yaml:"at_start"`
+}
+
+// CheckpointConfig configures checkpoints.
+type CheckpointConfig struct {
+	// Every writes a checkpoint after every k-th iteration and after the last (0: only the last).
+	Every int `yaml:"every"`
+	// KeepLast keeps the newest k checkpoints.
+	KeepLast int `yaml:"keep_last"`
+}
+
+// Defaults returns the configuration every file starts from.
+func Defaults() Config {
+	return Config{
+		OutDir:     "runs",
+		Seed:       1,
+		Iterations: 100,
+		Env:        EnvConfig{Name: "maze", Options: envs.Options{}},
+		Tasks:      TaskConfig{Train: 16, Eval: 16, PerIter: 16, GroupSize: 8},
+		Rollout:    RolloutConfig{Layout: rollout.LayoutEpisode, WindowTurns: 2, ActionMaxTokens: 3, Sampler: "host"},
+		Policy:     policy.DefaultConfig(),
+		Optim:      policy.DefaultOptimConfig(),
+		Update:     UpdateConfig{Epochs: 1, Minibatches: 2, Loss: policy.DefaultLossConfig()},
+		Estimator:  EstimatorConfig{Name: "grpo", Options: map[string]any{}},
+		Eval:       EvalConfig{Every: 10, Sampled: true, AtStart: true},
+		Checkpoint: CheckpointConfig{Every: 10, KeepLast: 2},
+	}
+}
+
+// ConfigError is a configuration problem: the file, the key and what is allowed.
+// Commands exit with status 2 on it, before any work starts.
+type ConfigError struct {
+	File string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.File == "" {
+		return "config: " + e.Msg
+	}
+	return "config " + e.File + ": " + e.Msg
+}
+
+// Load reads a YAML config file, applies --set overrides (key.path=value) and validates the
+// result. Unknown keys, wrong types and out-of-range values are ConfigErrors.
+func Load(path string, overrides []string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, &ConfigError{File: path, Msg: err.Error()}
+	}
+	return Parse(path, data, overrides)
+}
+
+// Parse is Load on bytes; name is used in error messages.
+func Parse(name string, data []byte, overrides []string) (Config, error) {
+	cfg := Defaults()
+	fail := func(format string, args ...any) (Config, error) {
+		return Config{}, &ConfigError{File: name, Msg: fmt.Sprintf(format, args...)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fail("%s", cleanYAMLError(err))
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if doc.Kind == 0 { // empty file
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return fail("the top level must be a mapping of keys (see configs/README.md)")
+	}
+	for _, o := range overrides {
+		if err := applyOverride(root, o); err != nil {
+			return fail("--set %s: %v", o, err)
+		}
+	}
+	if err := checkKeys(root, reflect.TypeOf(cfg), ""); err != nil {
+		return fail("%v", err)
+	}
+	if err := root.Decode(&cfg); err != nil {
+		return fail("%s", cleanYAMLError(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	return cfg, nil
+}
+
+// UnmarshalYAML reads the env section: name plus free-form options for the env to check.
+func (e *EnvConfig) UnmarshalYAML(n *yaml.Node) error {
+	name, opts, err := namedSection(n, "env")
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		e.Name = name
+		e.Options = envs.Options{}
+	}
+	for k, v := range opts {
+		e.Options[k] = v
+	}
+	return nil
+}
+
+// MarshalYAML writes the env section back in its YAML form.
+func (e EnvConfig) MarshalYAML() (any, error) { return flatten(e.Name, e.Options), nil }
+
+// UnmarshalYAML reads the estimator section: name plus free-form options.
+func (e *EstimatorConfig) UnmarshalYAML(n *yaml.Node) error {
+	name, opts, err := namedSection(n, "estimator")
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		e.Name = name
+		e.Options = map[string]any{}
+	}
+	for k, v := range opts {
+		e.Options[k] = v
+	}
+	return nil
+}
+
+// MarshalYAML writes the estimator section back in its YAML form.
+func (e EstimatorConfig) MarshalYAML() (any, error) { return flatten(e.Name, e.Options), nil }
+
+func flatten(name string, opts map[string]any) map[string]any {
+	m := map[string]any{"name": name}
+	for k, v := range opts {
+		m[k] = v
+	}
+	return m
+}
+
+func namedSection(n *yaml.Node, section string) (string, map[string]any, error) {
+	if n.Kind == yaml.ScalarNode { // shorthand: "env: maze"
+		return n.Value, nil, nil
+	}
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return "", nil, fmt.Errorf("%s: must be a mapping with a name key", section)
+	}
+	name := ""
+	if v, ok := m["name"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			return "", nil, fmt.Errorf("%s.name: %v is not a name", section, v)
+		}
+		name = s
+		delete(m, "name")
+	}
+	return name, m, nil
+}
+
+// checkKeys walks the YAML mapping against the struct type so that a misspelt key is reported
+// with its full path and the allowed keys, and a wrong type with the key, value and expected type.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := map[string]reflect.StructField{}
+	collectFields(t, fields)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		full := joinPath(path, key)
+		f, ok := fields[key]
+		if !ok {
+			return fmt.Errorf("unknown key %q (allowed under %s: %s)", full, orTop(path), strings.Join(sortedKeys(fields), ", "))
+		}
+		ft := f.Type
+		switch {
+		case ft == reflect.TypeOf(EnvConfig{}) || ft == reflect.TypeOf(EstimatorConfig{}):
+			continue
+		case ft.Kind() == reflect.Struct:
+			if val.Kind != yaml.MappingNode {
+				return fmt.Errorf("key %q: must be a mapping, got %q", full, val.Value)
+			}
+			if err := checkKeys(val, ft, full); err != nil {
+				return err
+			}
+		default:
+			probe := reflect.New(ft)
+			if err := val.Decode(probe.Interface()); err != nil {
+				return fmt.Errorf("key %q: value %q is not a valid %s", full, val.Value, typeName(ft))
+			}
+		}
+	}
+	return nil
+}
+
+func collectFields(t reflect.Type, out map[string]reflect.StructField) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if opts == "inline" {
+			collectFields(f.Type, out)
+			continue
+		}
+		if name == "" {
+			continue
+		}
+		out[name] = f
+	}
+}
+
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "integer"
+	case reflect.Uint64, reflect.Uint, reflect.Uint32:
+		return "non-negative integer"
+	case reflect.Float64, reflect.Float32:
+		return "number"
+	case reflect.Bool:
+		return "boolean (true/false)"
+	case reflect.String:
+		return "string"
+	}
+	return t.String()
+}
+
+func sortedKeys(m map[string]reflect.StructField) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}
+
+var overrideKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// applyOverride sets key.path=value in the YAML tree, creating mappings as needed. The value is
+// parsed as YAML (so 0.5 is a number, true a boolean, "x" a string).
+func applyOverride(root *yaml.Node, o string) error {
+	key, value, ok := strings.Cut(o, "=")
+	if !ok || !overrideKey.MatchString(key) {
+		return errors.New("expected key.path=value, e.g. update.epochs=2")
+	}
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) != 1 {
+		v = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
+	}
+	if value == "" {
+		v.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}}
+	}
+	parts := strings.Split(key, ".")
+	n := root
+	for i, p := range parts {
+		var child *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == p {
+				child = n.Content[j+1]
+				break
+			}
+		}
+		last := i == len(parts)-1
+		if child == nil {
+			child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			if last {
+				child = v.Content[0]
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
+			n = child
+			continue
+		}
+		if last {
+			*child = *v.Content[0]
+			return nil
+		}
+		if child.Kind == yaml.ScalarNode && (p == "env" || p == "estimator") {
+			// "env: maze" shorthand: expand so that env.size=... can be set.
+			name := child.Value
+			*child = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name"}, {Kind: yaml.ScalarNode, Tag: "!!str", Value: name}}}
+		}
+		if child.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s is not a mapping", strings.Join(parts[:i+1], "."))
+		}
+		n = child
+	}
+	return nil
+}
+
+func cleanYAMLError(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// Validate checks every value's range; errors name the key, the value and what is allowed.
+func (c *Config) Validate() error {
+	if c.Name == "" {
+		return errors.New("name: a run name is required (it names the directory <out_dir>/<name>)")
+	}
+	if strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." {
+		return fmt.Errorf("name: %q must not contain path separators", c.Name)
+	}
+	if c.OutDir == "" {
+		return errors.New("out_dir: must not be empty")
+	}
+	if c.Iterations < 1 || c.Iterations > 10_000_000 {
+		return fmt.Errorf("iterations: %d is out of range (allowed 1..10000000)", c.Iterations)
+	}
+	if c.Backend != "" {
+		if err := policy.ValidateBackendName(c.Backend); err != nil {
+			return fmt.Errorf("backend: %v", err)
+		}
+	}
+	if _, err := envs.Lookup(c.Env.Name); err != nil {
+		return fmt.Errorf("env.name: %v", err)
+	}
+	t := c.Tasks
+	switch {
+	case t.Train < 1 || t.Train > 100_000:
+		return fmt.Errorf("tasks.train: %d is out of range (allowed 1..100000)", t.Train)
+	case t.Eval < 0 || t.Eval > 100_000:
+		return fmt.Errorf("tasks.eval: %d is out of range (allowed 0..100000)", t.Eval)
+	case t.PerIter < 1 || t.PerIter > t.Train:
+		return fmt.Errorf("tasks.per_iter: %d is out of range (allowed 1..tasks.train = %d)", t.PerIter, t.Train)
+	case t.GroupSize < 1 || t.GroupSize > 1024:
+		return fmt.Errorf("tasks.group_size: %d is out of range (allowed 1..1024)", t.GroupSize)
+	case t.PanelSeed < 0 || t.PanelSeed > 1_000_000_000:
+		return fmt.Errorf("tasks.panel_seed: %d is out of range (allowed 0..1000000000)", t.PanelSeed)
+	}
+	if err := c.rolloutConfig().Validate(); err != nil {
+		return err
+	}
+	if c.Rollout.Sampler != "host" && c.Rollout.Sampler != "graph" {
+		return fmt.Errorf("rollout.sampler: %q is not allowed (allowed: host, graph)", c.Rollout.Sampler)
+	}
+	pc := c.Policy
+	pc.Vocab = 2 // checked once the env's vocabulary is known
+	if err := pc.Validate(); err != nil {
+		return err
+	}
+	if err := c.Optim.Validate(); err != nil {
+		return err
+	}
+	if c.Update.Epochs < 1 || c.Update.Epochs > 100 {
+		return fmt.Errorf("update.epochs: %d is out of range (allowed 1..100)", c.Update.Epochs)
+	}
+	if c.Update.Minibatches < 1 || c.Update.Minibatches > 1024 {
+		return fmt.Errorf("update.minibatches: %d is out of range (allowed 1..1024)", c.Update.Minibatches)
+	}
+	if err := c.Update.Loss.Validate(); err != nil {
+		return err
+	}
+	if _, err := NewEstimator(c.Estimator.Name, c.Estimator.Options); err != nil {
+		return err
+	}
+	if c.Eval.Every < 0 {
+		return fmt.Errorf("eval.every: %d is out of range (allowed ≥ 0)", c.Eval.Every)
+	}
+	if c.Checkpoint.Every < 0 {
+		return fmt.Errorf("checkpoint.every: %d is out of range (allowed ≥ 0)", c.Checkpoint.Every)
+	}
+	if c.Checkpoint.KeepLast < 1 || c.Checkpoint.KeepLast > 1000 {
+		return fmt.Errorf("checkpoint.keep_last: %d is out of range (allowed 1..1000)", c.Checkpoint.KeepLast)
+	}
+	if c.SaveBatches < 0 {
+		return fmt.Errorf("save_batches: %d is out of range (allowed ≥ 0)", c.SaveBatches)
+	}
+	return nil
+}
+
+func (c *Config) rolloutConfig() rollout.Config {
+	return rollout.Config{Layout: c.Rollout.Layout, WindowTurns: c.Rollout.WindowTurns,
+		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens}
+}
+
+// YAML renders the resolved configuration (written to the run directory).
+func (c *Config) YAML() []byte {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	_ = enc.Encode(c)
+	return buf.Bytes()
+}

@@ -1,0 +1,109 @@
+package trainer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/graftrl/graftrl/rollout"
+)
+
+// evaluate runs the fixed panels: greedy decoding on the training panel and on the held-out panel,
+// and sampled decoding on both when configured. Run writes the line to metrics.jsonl with type "eval".
+// eval/success is greedy success on the training panel (the tasks the policy is trained on);
+// eval/heldout/success is the same on layouts it never saw.
+func (t *Trainer) evaluate() (Metrics, error) {
+	m := Metrics{"type": "eval", "iter": t.iter, "env_steps": t.envSteps}
+	panels := []struct {
+		name  string
+		tasks []int64
+	}{{"train", t.trainTasks}, {"heldout", t.evalTasks}}
+	for _, p := range panels {
+		if len(p.tasks) == 0 {
+			continue
+		}
+		modes := []bool{true}
+		if t.cfg.Eval.Sampled {
+			modes = append(modes, false)
+		}
+		for _, greedy := range modes {
+			b, _, err := t.coll.Collect(t.dec, rollout.Request{Tasks: p.tasks, Group: 1, Greedy: greedy}, t.rngEval)
+			if err != nil {
+				return nil, fmt.Errorf("evaluate: %w", err)
+			}
+			mode := "greedy"
+			if !greedy {
+				mode = "sampled"
+			}
+			addEpisodeStats(m, "eval/"+p.name+"/"+mode+"/", b)
+		}
+	}
+	m["eval/success"] = m["eval/train/greedy/success"]
+	if v, ok := m["eval/heldout/greedy/success"]; ok {
+		m["eval/heldout/success"] = v
+	}
+	return m, nil
+}
+
+// evalLine is the one-line summary of an evaluation for the log.
+func evalLine(m Metrics) string {
+	s := fmt.Sprintf("greedy success train %.3f", m["eval/train/greedy/success"])
+	if v, ok := m["eval/heldout/greedy/success"]; ok {
+		s += fmt.Sprintf(", held-out %.3f", v)
+	}
+	if v, ok := m["eval/train/sampled/success"]; ok {
+		s += fmt.Sprintf("; sampled train %.3f", v)
+	}
+	return s
+}
+
+// EvaluateRun loads a run's config and a checkpoint (the newest when ckpt is empty) and evaluates
+// it on the fixed panels, without writing into the run directory.
+func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
+	cfg, err := Load(filepath.Join(runDir, ConfigFile), nil)
+	if err != nil {
+		return nil, err
+	}
+	if ckpt == "" {
+		list, err := ListCheckpoints(runDir)
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("run %s has no checkpoint yet", runDir)
+		}
+		ckpt = list[len(list)-1]
+	}
+	t, err := New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.pol.Load(filepath.Join(ckpt, policyDir)); err != nil {
+		return nil, err
+	}
+	if err := t.syncSampler(); err != nil {
+		return nil, err
+	}
+	var st trainerState
+	if data, err := os.ReadFile(filepath.Join(ckpt, stateFile)); err == nil {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %s: %w", ckpt, stateFile, err)
+		}
+	}
+	t.iter, t.envSteps = st.Iter, st.EnvSteps
+	m, err := t.evaluate()
+	if err != nil {
+		return nil, err
+	}
+	m["checkpoint"] = ckpt
+	return m, nil
+}
+
+// EvalSummary is a one-line summary of evaluation metrics.
+func EvalSummary(m Metrics) string {
+	if m == nil {
+		return "no evaluation"
+	}
+	return evalLine(m)
+}

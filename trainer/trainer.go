@@ -1,0 +1,453 @@
+// Package trainer runs graftrl's training loop: collect rollouts → estimate advantages → clipped
+// policy-gradient update (epochs × minibatches) → evaluate on the fixed panels → log
+// metrics.jsonl → checkpoint. Same config and seed, same metrics.
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/rollout"
+)
+
+// RNG streams of a run: each concern draws from its own generator so that, for example,
+// evaluating more often does not change the training trajectory.
+const (
+	streamSample  = 1 // training rollouts
+	streamTasks   = 2 // task order
+	streamShuffle = 3 // minibatch shuffles
+	streamEval    = 4 // sampled evaluation
+	streamInit    = 5 // initial weights
+)
+
+// Trainer holds a run in progress.
+type Trainer struct {
+	cfg   Config
+	dir   string
+	out   io.Writer
+	vocab *policy.Vocab
+	pol   *policy.Policy
+	host  interface{ SetWeights([][]float32) error }
+	coll  *rollout.Collector
+	est   Estimator
+
+	dec        rollout.Decoder
+	maxSteps   int
+	trainTasks []int64
+	evalTasks  []int64
+
+	rngSample, rngTasks, rngShuffle, rngEval *rand.Rand
+	order                                    []int // shuffled training-panel indices
+	cursor                                   int
+
+	iter     int
+	envSteps int64
+	tokens   int64
+	metrics  *os.File
+	timing   *os.File
+	progress progress
+}
+
+// Options are run-time choices that are not part of the experiment's config.
+type Options struct {
+	// Out receives log lines (nil: os.Stderr).
+	Out io.Writer
+	// Progress shows a progress bar instead of log lines (for terminals).
+	Progress bool
+	// Quiet suppresses per-iteration log lines.
+	Quiet bool
+}
+
+func rngFor(seed uint64, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
+}
+
+// New prepares a run: the run directory, the env instances, the vocabulary and the policy.
+func New(cfg Config, opts Options) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name)}
+	if t.out == nil {
+		t.out = os.Stderr
+	}
+	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	t.vocab, err = policy.NewVocab(probe.Vocabulary())
+	if err != nil {
+		return nil, fmt.Errorf("env %s: %w", cfg.Env.Name, err)
+	}
+	t.maxSteps = probe.MaxTurns()
+	pc := cfg.Policy
+	pc.Vocab = t.vocab.Size()
+	t.cfg.Policy = pc
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend})
+	if err != nil {
+		return nil, err
+	}
+	t.pol, err = policy.New(backend, policy.Options{Model: pc, Loss: cfg.Update.Loss, Optim: cfg.Optim,
+		Seed: rngFor(cfg.Seed, streamInit).Uint64()})
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	t.est, err = NewEstimator(cfg.Estimator.Name, cfg.Estimator.Options)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
+	t.coll, err = rollout.NewCollector(t.cfg.rolloutConfig(), t.vocab, func() (envs.Env, error) {
+		return envs.New(cfg.Env.Name, cfg.Env.Options)
+	}, slots)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.setupSampler(slots); err != nil {
+		return nil, err
+	}
+	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
+	t.evalTasks = envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
+	t.rngSample = rngFor(cfg.Seed, streamSample)
+	t.rngTasks = rngFor(cfg.Seed, streamTasks)
+	t.rngShuffle = rngFor(cfg.Seed, streamShuffle)
+	t.rngEval = rngFor(cfg.Seed, streamEval)
+	t.progress = newProgress(t.out, opts, cfg.Iterations)
+	return t, nil
+}
+
+// Dir is the run directory.
+func (t *Trainer) Dir() string { return t.dir }
+
+// Vocab is the token vocabulary of the run.
+func (t *Trainer) Vocab() *policy.Vocab { return t.vocab }
+
+// Policy is the policy being trained.
+func (t *Trainer) Policy() *policy.Policy { return t.pol }
+
+// graphDecoder adapts the GoMLX decoder to rollout.Decoder (it computes every row).
+type graphDecoder struct{ d *policy.Decoder }
+
+func (g graphDecoder) Step(tokens, pos []int32, _ []bool) ([]float32, error) {
+	return g.d.Step(tokens, pos)
+}
+
+func (t *Trainer) setupSampler(slots int) error {
+	if t.cfg.Rollout.Sampler == "graph" {
+		t.dec = graphDecoder{t.pol.NewDecoder(slots)}
+		return nil
+	}
+	w, err := t.pol.Weights()
+	if err != nil {
+		return err
+	}
+	host, dec, err := newHostSampler(t.cfg.Policy, w, slots)
+	if err != nil {
+		return err
+	}
+	t.host, t.dec = host, dec
+	return nil
+}
+
+// syncSampler copies the updated weights into the host inference path.
+func (t *Trainer) syncSampler() error {
+	if t.host == nil {
+		return nil
+	}
+	w, err := t.pol.Weights()
+	if err != nil {
+		return err
+	}
+	return t.host.SetWeights(w)
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	Iterations int     `json:"iterations"`
+	EnvSteps   int64   `json:"env_steps"`
+	Tokens     int64   `json:"tokens"`
+	Final      Metrics `json:"final_eval"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// Metrics is one line of metrics.jsonl.
+type Metrics map[string]any
+
+// Run trains for the configured iterations. It stops early, with a checkpoint, when ctx is cancelled.
+func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	if err := t.openRun(); err != nil {
+		return Summary{}, err
+	}
+	defer t.closeRun()
+	var final Metrics
+	if t.cfg.Eval.AtStart && t.iter == 0 {
+		m, err := t.evaluate()
+		if err == nil {
+			err = t.writeLine(t.metrics, m)
+		}
+		if err != nil {
+			return Summary{}, err
+		}
+		t.logf("iter 0 (untrained): %s", evalLine(m))
+		final = m
+	}
+	for t.iter < t.cfg.Iterations {
+		if ctx.Err() != nil {
+			break
+		}
+		m, tm, err := t.iteration()
+		if err != nil {
+			return Summary{}, fmt.Errorf("iteration %d: %w", t.iter+1, err)
+		}
+		t.iter++
+		m["iter"], tm["iter"] = t.iter, t.iter
+		if err := t.writeLine(t.metrics, m); err != nil {
+			return Summary{}, err
+		}
+		last := t.iter == t.cfg.Iterations
+		if last || (t.cfg.Eval.Every > 0 && t.iter%t.cfg.Eval.Every == 0) {
+			t0 := time.Now()
+			em, err := t.evaluate()
+			if err == nil {
+				err = t.writeLine(t.metrics, em)
+			}
+			if err != nil {
+				return Summary{}, err
+			}
+			tm["time/eval"] = time.Since(t0).Seconds()
+			final = em
+			if !t.progress.active() {
+				t.logf("iter %d eval: %s", t.iter, evalLine(em))
+			}
+		}
+		if err := t.writeLine(t.timing, tm); err != nil {
+			return Summary{}, err
+		}
+		if last || (t.cfg.Checkpoint.Every > 0 && t.iter%t.cfg.Checkpoint.Every == 0) {
+			if err := t.saveCheckpoint(); err != nil {
+				return Summary{}, err
+			}
+		}
+		t.progress.update(t.iter, m)
+		if !t.progress.active() {
+			t.logf("iter %d: success %.3f return %.3f turns %.1f loss %.4f entropy %.3f (%.1fs)", t.iter,
+				m["success"], m["return"], m["turns"], m["loss"], m["entropy"], tm["time/iteration"])
+		}
+	}
+	t.progress.finish()
+	if ctx.Err() != nil {
+		if err := t.saveCheckpoint(); err != nil {
+			return Summary{}, err
+		}
+	}
+	s := Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}
+	data, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(filepath.Join(t.dir, "summary.json"), append(data, '\n'), 0o644); err != nil {
+		return s, fmt.Errorf("write summary: %w", err)
+	}
+	return s, ctx.Err()
+}
+
+// nextTasks draws PerIter tasks from the training panel: a seeded permutation, consumed in order
+// and redrawn when exhausted, so every task is seen equally often.
+func (t *Trainer) nextTasks() []int64 {
+	out := make([]int64, 0, t.cfg.Tasks.PerIter)
+	for len(out) < t.cfg.Tasks.PerIter {
+		if t.cursor >= len(t.order) {
+			t.order = t.rngTasks.Perm(len(t.trainTasks))
+			t.cursor = 0
+		}
+		out = append(out, t.trainTasks[t.order[t.cursor]])
+		t.cursor++
+	}
+	return out
+}
+
+// iteration runs one collect → estimate → update cycle and returns its metrics and timings.
+func (t *Trainer) iteration() (Metrics, Metrics, error) {
+	t0 := time.Now()
+	tasks := t.nextTasks()
+	batch, cst, err := t.coll.Collect(t.dec, rollout.Request{Tasks: tasks, Group: t.cfg.Tasks.GroupSize}, t.rngSample)
+	if err != nil {
+		return nil, nil, err
+	}
+	tSample := time.Since(t0)
+	t.envSteps += int64(cst.EnvSteps)
+	m := Metrics{"env_steps": t.envSteps}
+	addEpisodeStats(m, "", batch)
+
+	t1 := time.Now()
+	valid := validTrajectories(batch)
+	adv, diag := t.est.Estimate(valid)
+	tEstimate := time.Since(t1)
+	for k, v := range diag {
+		m["est/"+k] = v
+	}
+
+	t2 := time.Now()
+	rows, dropped := collectRows(valid, adv, t.cfg.Update.DropZeroAdvantage)
+	m["dropped_rows"] = dropped
+	for _, r := range rows {
+		for _, k := range r.row.StepOf {
+			if k >= 0 {
+				t.tokens++
+			}
+		}
+	}
+	m["tokens"] = t.tokens
+	if err := t.update(rows, m); err != nil {
+		return nil, nil, err
+	}
+	if err := t.syncSampler(); err != nil {
+		return nil, nil, err
+	}
+	tUpdate := time.Since(t2)
+	tm := Metrics{
+		"time/sample": tSample.Seconds(), "time/env": cst.EnvTime.Seconds(), "time/decode": cst.DecodeTime.Seconds(),
+		"time/estimate": tEstimate.Seconds(), "time/update": tUpdate.Seconds(),
+		"time/iteration": time.Since(t0).Seconds(), "decode_calls": cst.DecodeCalls, "sampled_tokens": cst.SampledTokens,
+	}
+	return m, tm, nil
+}
+
+// validTrajectories returns the batch without errored episodes (excluded from every estimator
+// and from the update; their count is in the metrics).
+func validTrajectories(b *rollout.Batch) *rollout.Batch {
+	out := &rollout.Batch{Tasks: b.Tasks}
+	for _, tr := range b.Trajs {
+		if tr.Err == "" {
+			out.Trajs = append(out.Trajs, tr)
+		}
+	}
+	return out
+}
+
+// update runs epochs × minibatches of clipped policy-gradient steps over the rows.
+func (t *Trainer) update(rows []trainRow, m Metrics) error {
+	u := t.cfg.Update
+	var sum policy.TrainStats
+	n, skipped := 0, 0
+	logpDiff := 0.0
+	for epoch := range u.Epochs {
+		perm := t.rngShuffle.Perm(len(rows))
+		mbs := min(u.Minibatches, max(1, len(rows)))
+		for mb := range mbs {
+			lo, hi := mb*len(rows)/mbs, (mb+1)*len(rows)/mbs
+			if lo == hi {
+				continue
+			}
+			sel := make([]trainRow, 0, hi-lo)
+			for _, j := range perm[lo:hi] {
+				sel = append(sel, rows[j])
+			}
+			tb := makeTrainBatch(sel, u.Loss, t.cfg.Policy.MaxLen, t.maxSteps)
+			if epoch == 0 && mb == 0 {
+				// The first minibatch still sees the sampling weights: its recomputed log-probs
+				// must equal the sampled ones.
+				lp, _, err := t.pol.LogProbs(tb.Rows, tb.Len, tb.Tokens, tb.Targets)
+				if err != nil {
+					return err
+				}
+				for i, w := range tb.Weight {
+					if w > 0 {
+						logpDiff = math.Max(logpDiff, math.Abs(float64(lp[i]-tb.OldLogp[i])))
+					}
+				}
+			}
+			if u.Loss.KL != policy.KLNone {
+				ref, err := t.pol.RefLogProbs(tb.Rows, tb.Len, tb.Tokens, tb.Targets)
+				if err != nil {
+					return err
+				}
+				tb.RefLogp = ref
+			}
+			st, err := t.pol.Update(tb, t.cfg.Optim.LR)
+			if err != nil {
+				return err
+			}
+			if st.Skipped {
+				skipped++
+				continue
+			}
+			n++
+			sum.Loss += st.Loss
+			sum.PGLoss += st.PGLoss
+			sum.Entropy += st.Entropy
+			sum.KL += st.KL
+			sum.ApproxKL += st.ApproxKL
+			sum.ClipFrac += st.ClipFrac
+			sum.GradNorm += st.GradNorm
+		}
+	}
+	div := float64(max(n, 1))
+	m["loss"], m["pg_loss"], m["entropy"] = sum.Loss/div, sum.PGLoss/div, sum.Entropy/div
+	m["kl"], m["approx_kl"], m["clip_frac"], m["grad_norm"] = sum.KL/div, sum.ApproxKL/div, sum.ClipFrac/div, sum.GradNorm/div
+	m["updates"], m["skipped_updates"] = n, skipped
+	m["logp_diff_max"] = logpDiff
+	return nil
+}
+
+// addEpisodeStats adds success, return, turns, invalid-action rate, truncation and error shares.
+func addEpisodeStats(m Metrics, prefix string, b *rollout.Batch) {
+	var succ, ret, turns, invalid, steps, trunc, errs float64
+	for i := range b.Trajs {
+		tr := &b.Trajs[i]
+		if tr.Err != "" {
+			errs++
+			continue
+		}
+		if tr.Success {
+			succ++
+		}
+		if tr.Truncated {
+			trunc++
+		}
+		ret += tr.Return()
+		turns += float64(len(tr.Steps))
+		for _, s := range tr.Steps {
+			steps++
+			if s.Invalid {
+				invalid++
+			}
+		}
+	}
+	n := float64(len(b.Trajs)) - errs
+	div := math.Max(n, 1)
+	m[prefix+"success"] = succ / div
+	m[prefix+"return"] = ret / div
+	m[prefix+"turns"] = turns / div
+	m[prefix+"invalid_rate"] = invalid / math.Max(steps, 1)
+	m[prefix+"truncated"] = trunc / div
+	m[prefix+"errors"] = errs
+}
+
+func (t *Trainer) logf(format string, args ...any) {
+	t.progress.clear()
+	fmt.Fprintf(t.out, format+"\n", args...)
+}
+
+func (t *Trainer) writeLine(f *os.File, m Metrics) error {
+	for k, v := range m {
+		if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			m[k] = nil // JSON has no NaN; null marks a value that could not be computed
+		}
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return nil
+}
