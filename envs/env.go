@@ -30,6 +30,21 @@ type Cloner interface {
 	Clone() Env
 }
 
+// ActionWorder is implemented by environments whose actions are made of a fixed set of words.
+// The trainer can then restrict the policy's action tokens to them (rollout.constrain_actions):
+// text outside the set can no longer be produced, so learning spends nothing on discovering
+// which words are actions. Invalid actions (walls, malformed calls) remain possible.
+type ActionWorder interface {
+	ActionWords() []string
+}
+
+// EpisodeSeeder is implemented by stochastic environments. Before every Reset the collector
+// passes a seed drawn from the run's sampling stream, so the rollouts of a group are independent
+// of each other yet the run stays reproducible.
+type EpisodeSeeder interface {
+	SeedEpisode(seed int64)
+}
+
 // Observation is what the agent receives after Reset or Step.
 type Observation struct {
 	// Text is the observation, in words of the environment's vocabulary separated by spaces.

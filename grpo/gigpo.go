@@ -45,7 +45,7 @@ func (o GiGPOOptions) Validate() error {
 
 // GiGPO adds to GRPO's episode advantage a step advantage computed within anchor-state groups:
 // all steps of one task's group whose state keys φ(s_t) are equal compare their discounted
-// returns.
+// returns. Estimate keeps no state between calls.
 type GiGPO struct {
 	opts GiGPOOptions
 }

@@ -43,7 +43,8 @@ func (o Options) validate(est string) error {
 // deviation (divide by N): it is what "std_j R_j" over a fixed group denotes, it matches GRAFT's
 // Eq. 11 and rollout.AdvantageStats, and it stays defined for N = 1 (verl's implementation uses
 // torch.std, the N−1 estimator, which scales A by √((N−1)/N)). Truncated rollouts are failures
-// because their Outcome is 0.
+// because their Outcome is 0. Estimate keeps no state between calls, so one GRPO may serve
+// concurrent callers.
 type GRPO struct {
 	opts Options
 	norm Norm

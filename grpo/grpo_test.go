@@ -148,6 +148,12 @@ func TestGRPOIgnoresErroredAndEmpty(t *testing.T) {
 	}
 }
 
+func TestGRPOName(t *testing.T) {
+	if g, dr := mustGRPO(t, DefaultOptions(), false), mustGRPO(t, DefaultOptions(), true); g.Name() != "grpo" || dr.Name() != "drgrpo" {
+		t.Errorf("names %q, %q", g.Name(), dr.Name())
+	}
+}
+
 func TestGRPOAllEqualShare(t *testing.T) {
 	b := batch(3, ep(0, 1, "s", "g"), ep(0, 1, "s", "g"), ep(1, 0, "s", "g"), ep(1, 1, "s", "g"), ep(2, 0, "s", "x"))
 	_, d := mustGRPO(t, DefaultOptions(), false).Estimate(b)

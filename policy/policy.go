@@ -27,6 +27,7 @@ type Policy struct {
 	theta, m, v []*context.Variable // parameters and Adam moments, in paramSpecs order
 	ref         []*context.Variable // frozen reference parameters (KL), nil when KL is off
 	step        *context.Variable   // Adam step counter t
+	actionBias  []float32           // additive logit bias at action positions (nil: no mask)
 
 	train, logp, refLogp, logits, decode *context.Exec
 }
@@ -38,6 +39,10 @@ type Options struct {
 	Optim OptimConfig
 	// Seed draws the initial weights.
 	Seed uint64
+	// ActionTokens, when set, are the only token ids an action may consist of (the env's action
+	// words and the end-of-action token): at action positions every other token's logit is
+	// masked out, in sampling and in the loss alike. Nil allows every token.
+	ActionTokens []int32
 }
 
 // New builds a freshly initialised policy on the backend.
@@ -52,6 +57,18 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New()}
+	if o.ActionTokens != nil {
+		p.actionBias = make([]float32, o.Model.Vocab)
+		for i := range p.actionBias {
+			p.actionBias[i] = maskedLogit
+		}
+		for _, id := range o.ActionTokens {
+			if id < 0 || int(id) >= o.Model.Vocab {
+				return nil, fmt.Errorf("policy: action token %d outside the vocabulary of %d", id, o.Model.Vocab)
+			}
+			p.actionBias[id] = 0
+		}
+	}
 	init := initialValues(o.Model, o.Seed)
 	root := p.ctx.Checked(false)
 	for i, s := range paramSpecs(o.Model) {
@@ -108,8 +125,9 @@ func (p *Policy) buildExecs() error {
 	})
 	logpFn := func(vars func() []*context.Variable) func(*context.Context, []*Node) []*Node {
 		return func(_ *context.Context, in []*Node) []*Node {
-			tokens, targets := in[0], in[1]
+			tokens, targets, isAction := in[0], in[1], in[2]
 			lg := forward(c, assembleParams(c, paramNodes(tokens.Graph(), vars())), tokens)
+			lg = p.maskActions(lg, GreaterThan(isAction, ZerosLike(isAction)))
 			lp, ent := tokenLogProbs(lg, targets, c.Vocab)
 			return []*Node{lp, ent}
 		}
@@ -147,6 +165,7 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	g := tokens.Graph()
 	theta := paramNodes(g, p.theta)
 	logits := forward(c, assembleParams(c, theta), tokens)
+	logits = p.maskActions(logits, GreaterThan(weight, ZerosLike(weight)))
 	logp, entropy := tokenLogProbs(logits, targets, c.Vocab)
 	var t lossTerms
 	if p.loss.Objective == ObjectiveStep {
@@ -163,8 +182,27 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 		p.v[j].SetValueGraph(newV[j])
 	}
 	p.step.SetValueGraph(newStep)
-	return []*Node{t.total, t.pg, t.entropy, t.kl, t.approxKL, t.clipFrac, gradNorm, ConvertDType(ok, dtypes.Float32)}
+	return []*Node{t.total, t.pg, t.entropy, t.kl, t.approxKL, t.clipFrac, gradNorm, ConvertDType(ok, dtypes.Float32), logp}
 }
+
+// maskedLogit is the bias of a token an action may not use: exp underflows to exactly 0 while
+// p·log p stays finite (0·−1e9 = 0).
+const maskedLogit = -1e9
+
+// maskActions adds the action-token bias to logits [B,T,V] where isAction [B,T] holds.
+func (p *Policy) maskActions(logits, isAction *Node) *Node {
+	if p.actionBias == nil {
+		return logits
+	}
+	g := logits.Graph()
+	bias := ExpandLeftToRank(Const(g, p.actionBias), 3)
+	bias = BroadcastToShape(bias, logits.Shape())
+	return Add(logits, Where(isAction, bias, ZerosLike(logits)))
+}
+
+// ActionBias is the additive logit bias at action positions (nil when actions are unconstrained);
+// samplers add it to the logits of every action token they draw.
+func (p *Policy) ActionBias() []float32 { return p.actionBias }
 
 // TrainBatch is one minibatch laid out as Rows × Len token positions (row-major). Position t of a
 // row holds the input token Tokens[t] and the target Targets[t] (the next token of the sequence).
@@ -189,6 +227,9 @@ type TrainStats struct {
 	Loss, PGLoss, Entropy, KL, ApproxKL, ClipFrac, GradNorm float64
 	// Skipped is set when the loss or gradient was not finite and the update was not applied.
 	Skipped bool
+	// LogProbs are log π(target) [Rows·Len] under the weights *before* this update (the forward
+	// pass the gradient came from).
+	LogProbs []float32
 }
 
 // Update applies one Adam step of the configured loss on the minibatch with learning rate lr.
@@ -227,33 +268,36 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if err != nil {
 		return TrainStats{}, fmt.Errorf("policy: update: %w", err)
 	}
-	s := make([]float64, len(out))
-	for i, t := range out {
+	s := make([]float64, 8)
+	for i, t := range out[:8] {
 		s[i] = float64(tensors.ToScalar[float32](t))
 		t.FinalizeAll()
 	}
+	logp := tensors.MustCopyFlatData[float32](out[8])
+	out[8].FinalizeAll()
 	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
-		GradNorm: s[6], Skipped: s[7] == 0}, nil
+		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp}, nil
 }
 
-// LogProbs returns log π(target) and the policy entropy at every position of a Rows × Len
-// batch (row-major), with the current weights.
-func (p *Policy) LogProbs(rows, length int, tokens, targets []int32) (logp, entropy []float32, err error) {
-	return runLogProbs(p.logp, rows, length, tokens, targets)
+// LogProbs returns log π(target) and the policy entropy at every position of the batch, with
+// the current weights. Positions with Weight > 0 are action positions (see Options.ActionTokens).
+func (p *Policy) LogProbs(b *TrainBatch) (logp, entropy []float32, err error) {
+	return runLogProbs(p.logp, b)
 }
 
 // RefLogProbs is LogProbs under the frozen reference policy (KL must be on).
-func (p *Policy) RefLogProbs(rows, length int, tokens, targets []int32) ([]float32, error) {
+func (p *Policy) RefLogProbs(b *TrainBatch) ([]float32, error) {
 	if p.refLogp == nil {
 		return nil, errors.New("policy: no reference policy (update.kl is none)")
 	}
-	lp, _, err := runLogProbs(p.refLogp, rows, length, tokens, targets)
+	lp, _, err := runLogProbs(p.refLogp, b)
 	return lp, err
 }
 
-func runLogProbs(e *context.Exec, rows, length int, tokens, targets []int32) ([]float32, []float32, error) {
-	out, err := e.Exec(tensors.FromFlatDataAndDimensions(tokens, rows, length),
-		tensors.FromFlatDataAndDimensions(targets, rows, length))
+func runLogProbs(e *context.Exec, b *TrainBatch) ([]float32, []float32, error) {
+	out, err := e.Exec(tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Weight, b.Rows, b.Len))
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: log-probs: %w", err)
 	}

@@ -36,6 +36,9 @@ type Config struct {
 	MaxLen int
 	// ActionMaxTokens caps an action's length (excluding the end-of-action token).
 	ActionMaxTokens int
+	// ActionBias, when set, is added to the logits of every action token before sampling
+	// (policy.Policy.ActionBias: the mask of tokens an action may use).
+	ActionBias []float32
 }
 
 // Validate checks the layout options.
@@ -70,9 +73,10 @@ type Request struct {
 // Collector runs many episodes at once, feeding all active rows to the decoder in one batched
 // call per token.
 type Collector struct {
-	cfg   Config
-	vocab *policy.Vocab
-	envs  []envs.Env
+	cfg     Config
+	vocab   *policy.Vocab
+	envs    []envs.Env
+	scratch []float32
 }
 
 // NewCollector creates a collector. newEnv builds one env instance per parallel episode.
@@ -140,6 +144,9 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 	for i := range trajs {
 		s := &slot{traj: &trajs[i], env: c.envs[i]}
 		slots[i] = s
+		if es, ok := s.env.(envs.EpisodeSeeder); ok {
+			es.SeedEpisode(rng.Int64())
+		}
 		c.reset(s, st)
 	}
 	tokens, pos := make([]int32, n), make([]int32, n)
@@ -173,7 +180,11 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 			if s.fed < len(s.seq) || !s.acting {
 				continue
 			}
-			tok, lp := sampleToken(logits[i*vocab:(i+1)*vocab], greedy, rng)
+			lg := logits[i*vocab : (i+1)*vocab]
+			if c.cfg.ActionBias != nil {
+				lg = c.masked(lg)
+			}
+			tok, lp := sampleToken(lg, greedy, rng)
 			st.SampledTokens++
 			s.seq = append(s.seq, tok)
 			s.logp = append(s.logp, lp)
@@ -189,6 +200,17 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 			c.act(s, st)
 		}
 	}
+}
+
+// masked returns logits plus the action bias (in a scratch buffer reused across calls).
+func (c *Collector) masked(logits []float32) []float32 {
+	if len(c.scratch) != len(logits) {
+		c.scratch = make([]float32, len(logits))
+	}
+	for i, l := range logits {
+		c.scratch[i] = l + c.cfg.ActionBias[i]
+	}
+	return c.scratch
 }
 
 // push appends a context token (never trained on).

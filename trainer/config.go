@@ -90,6 +90,9 @@ type RolloutConfig struct {
 	ActionMaxTokens int `yaml:"action_max_tokens"`
 	// Sampler is host (the dedicated CPU inference path, default) or graph (KV decode on the GoMLX backend).
 	Sampler string `yaml:"sampler"`
+	// ConstrainActions restricts action tokens to the env's action words (and the end-of-action
+	// token) when the env declares them (envs.ActionWorder); default true.
+	ConstrainActions bool `yaml:"constrain_actions"`
 }
 
 // UpdateConfig is the PPO-style update over one batch.
@@ -131,7 +134,8 @@ func Defaults() Config {
 		Iterations: 100,
 		Env:        EnvConfig{Name: "maze", Options: envs.Options{}},
 		Tasks:      TaskConfig{Train: 16, Eval: 16, PerIter: 16, GroupSize: 8},
-		Rollout:    RolloutConfig{Layout: rollout.LayoutEpisode, WindowTurns: 2, ActionMaxTokens: 3, Sampler: "host"},
+		Rollout: RolloutConfig{Layout: rollout.LayoutEpisode, WindowTurns: 2, ActionMaxTokens: 3, Sampler: "host",
+			ConstrainActions: true},
 		Policy:     policy.DefaultConfig(),
 		Optim:      policy.DefaultOptimConfig(),
 		Update:     UpdateConfig{Epochs: 1, Minibatches: 2, Loss: policy.DefaultLossConfig()},
@@ -441,6 +445,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := envs.Lookup(c.Env.Name); err != nil {
 		return fmt.Errorf("env.name: %v", err)
+	}
+	if _, err := envs.New(c.Env.Name, c.Env.Options); err != nil {
+		return err
 	}
 	t := c.Tasks
 	switch {

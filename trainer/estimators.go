@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/graft"
 	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
@@ -34,6 +35,12 @@ var estimators = map[string]estimatorSpec{
 	"gigpo": {"episode term plus anchor-state step groups (GiGPO, ALGORITHMS.md §2)",
 		func() any { o := grpo.DefaultGiGPOOptions(); return &o },
 		func(o any) (Estimator, error) { return grpo.NewGiGPO(*o.(*grpo.GiGPOOptions)) }},
+	"graphgpo": {"shortest path to the goal on the trajectory graph (GraphGPO, ALGORITHMS.md §3)",
+		func() any { o := graft.DefaultGraphGPOOptions(); return &o },
+		func(o any) (Estimator, error) { return graft.NewGraphGPO(*o.(*graft.GraphGPOOptions)) }},
+	"graft": {"Bellman expectation on the trajectory graph (GRAFT, ALGORITHMS.md §4)",
+		func() any { o := graft.DefaultOptions(); return &o },
+		func(o any) (Estimator, error) { return graft.New(*o.(*graft.Options)) }},
 }
 
 // EstimatorNames lists the registered estimators, sorted.

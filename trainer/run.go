@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/graftrl/graftrl/rollout"
 )
 
 // File names inside a run directory.
@@ -109,4 +111,18 @@ func ListCheckpoints(runDir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// BatchDir is the folder of saved rollout batches inside a run directory.
+const BatchDir = "batches"
+
+// saveBatch writes the iteration's rollout batch (errored episodes included, marked) to
+// batches/iter-NNNNNN.json.gz.
+func (t *Trainer) saveBatch(b *rollout.Batch) error {
+	dir := filepath.Join(t.dir, BatchDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save batch: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("iter-%06d.json.gz", t.iter+1))
+	return rollout.WriteReplay(path, &rollout.Replay{Iter: t.iter + 1, Env: t.cfg.Env.Name, Vocab: t.vocab.Words(), Batch: b})
 }

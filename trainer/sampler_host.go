@@ -1,12 +1,16 @@
 package trainer
 
 import (
-	"errors"
-
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
 )
 
-func newHostSampler(c policy.Config, w [][]float32, slots int) (interface{ SetWeights([][]float32) error }, rollout.Decoder, error) {
-	return nil, nil, errors.New("host sampler not built yet")
+// newHostSampler builds the dedicated CPU inference path for rollouts: a pure-Go copy of the
+// policy that reads the very same weights after every update.
+func newHostSampler(c policy.Config, w [][]float32, slots int) (*policy.HostModel, rollout.Decoder, error) {
+	h, err := policy.NewHostModel(c, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, h.NewDecoder(slots), nil
 }

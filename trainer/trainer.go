@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
@@ -55,6 +57,7 @@ type Trainer struct {
 	metrics  *os.File
 	timing   *os.File
 	progress progress
+	quiet    bool
 }
 
 // Options are run-time choices that are not part of the experiment's config.
@@ -76,7 +79,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
-	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name)}
+	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name), quiet: opts.Quiet}
 	if t.out == nil {
 		t.out = os.Stderr
 	}
@@ -96,8 +99,19 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var actionTokens []int32
+	if aw, ok := probe.(envs.ActionWorder); ok && cfg.Rollout.ConstrainActions {
+		// With one-token actions the end-of-action token is always implied, never sampled.
+		if cfg.Rollout.ActionMaxTokens > 1 {
+			actionTokens = []int32{policy.EOAID}
+		}
+		actionTokens = t.vocab.Encode(actionTokens, strings.Join(aw.ActionWords(), " "))
+		if slices.Contains(actionTokens, policy.UnkID) {
+			return nil, fmt.Errorf("env %s: an action word is not in its vocabulary", cfg.Env.Name)
+		}
+	}
 	t.pol, err = policy.New(backend, policy.Options{Model: pc, Loss: cfg.Update.Loss, Optim: cfg.Optim,
-		Seed: rngFor(cfg.Seed, streamInit).Uint64()})
+		Seed: rngFor(cfg.Seed, streamInit).Uint64(), ActionTokens: actionTokens})
 	if err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
@@ -106,7 +120,9 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
 	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
-	t.coll, err = rollout.NewCollector(t.cfg.rolloutConfig(), t.vocab, func() (envs.Env, error) {
+	rc := t.cfg.rolloutConfig()
+	rc.ActionBias = t.pol.ActionBias()
+	t.coll, err = rollout.NewCollector(rc, t.vocab, func() (envs.Env, error) {
 		return envs.New(cfg.Env.Name, cfg.Env.Options)
 	}, slots)
 	if err != nil {
@@ -226,7 +242,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 			}
 			tm["time/eval"] = time.Since(t0).Seconds()
 			final = em
-			if !t.progress.active() {
+			if !t.progress.active() && !t.quiet {
 				t.logf("iter %d eval: %s", t.iter, evalLine(em))
 			}
 		}
@@ -239,7 +255,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 			}
 		}
 		t.progress.update(t.iter, m)
-		if !t.progress.active() {
+		if !t.progress.active() && !t.quiet {
 			t.logf("iter %d: success %.3f return %.3f turns %.1f loss %.4f entropy %.3f (%.1fs)", t.iter,
 				m["success"], m["return"], m["turns"], m["loss"], m["entropy"], tm["time/iteration"])
 		}
@@ -283,8 +299,14 @@ func (t *Trainer) iteration() (Metrics, Metrics, error) {
 	}
 	tSample := time.Since(t0)
 	t.envSteps += int64(cst.EnvSteps)
-	m := Metrics{"env_steps": t.envSteps}
+	m := Metrics{"type": "train", "env_steps": t.envSteps}
 	addEpisodeStats(m, "", batch)
+
+	if k := t.cfg.SaveBatches; k > 0 && (t.iter+1)%k == 0 {
+		if err := t.saveBatch(batch); err != nil {
+			return nil, nil, err
+		}
+	}
 
 	t1 := time.Now()
 	valid := validTrajectories(batch)
@@ -351,21 +373,8 @@ func (t *Trainer) update(rows []trainRow, m Metrics) error {
 				sel = append(sel, rows[j])
 			}
 			tb := makeTrainBatch(sel, u.Loss, t.cfg.Policy.MaxLen, t.maxSteps)
-			if epoch == 0 && mb == 0 {
-				// The first minibatch still sees the sampling weights: its recomputed log-probs
-				// must equal the sampled ones.
-				lp, _, err := t.pol.LogProbs(tb.Rows, tb.Len, tb.Tokens, tb.Targets)
-				if err != nil {
-					return err
-				}
-				for i, w := range tb.Weight {
-					if w > 0 {
-						logpDiff = math.Max(logpDiff, math.Abs(float64(lp[i]-tb.OldLogp[i])))
-					}
-				}
-			}
 			if u.Loss.KL != policy.KLNone {
-				ref, err := t.pol.RefLogProbs(tb.Rows, tb.Len, tb.Tokens, tb.Targets)
+				ref, err := t.pol.RefLogProbs(tb)
 				if err != nil {
 					return err
 				}
@@ -374,6 +383,15 @@ func (t *Trainer) update(rows []trainRow, m Metrics) error {
 			st, err := t.pol.Update(tb, t.cfg.Optim.LR)
 			if err != nil {
 				return err
+			}
+			if epoch == 0 && mb == 0 {
+				// The first minibatch's forward pass still sees the sampling weights: its
+				// log-probs must equal the ones recorded while sampling.
+				for i, w := range tb.Weight {
+					if w > 0 {
+						logpDiff = math.Max(logpDiff, math.Abs(float64(st.LogProbs[i]-tb.OldLogp[i])))
+					}
+				}
 			}
 			if st.Skipped {
 				skipped++

@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newTrainCmd(), newEvalCmd(), newEnvsCmd())
+	root.AddCommand(newTrainCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd())
 	return root
 }
 
@@ -55,3 +55,5 @@ func run(args []string) int {
 	}
 	return exitError
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

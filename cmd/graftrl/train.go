@@ -26,6 +26,7 @@ type trainOptions struct {
 	iterations int
 	outDir     string
 	quiet      bool
+	saveBatch  int
 	out        io.Writer
 	progress   bool
 }
@@ -61,6 +62,8 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 	f.IntVar(&o.iterations, "iterations", 0, "number of iterations")
 	f.StringVar(&o.outDir, "out-dir", "", "directory of run directories")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no per-iteration log lines")
+	f.IntVar(&o.saveBatch, "save-batches", 0, "save every k-th iteration's rollout batch to runs/<name>/batches (1: every one)")
+	f.Lookup("save-batches").NoOptDefVal = "1"
 	return cmd
 }
 
@@ -84,6 +87,9 @@ func (o *trainOptions) overrides(cfgName string) []string {
 	}
 	if o.iterations > 0 {
 		out = append(out, "iterations="+strconv.Itoa(o.iterations))
+	}
+	if o.saveBatch > 0 {
+		out = append(out, "save_batches="+strconv.Itoa(o.saveBatch))
 	}
 	if o.outDir != "" {
 		out = append(out, "out_dir="+o.outDir)

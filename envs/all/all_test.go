@@ -1,11 +1,13 @@
 package all_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
 	_ "github.com/graftrl/graftrl/envs/all"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // TestAllRegistersEveryEnv builds each registered env with its defaults and plays one step, so an env
@@ -37,7 +39,28 @@ func TestAllRegistersEveryEnv(t *testing.T) {
 			t.Errorf("%s: unknown option error %v", name, err)
 		}
 	}
-	if _, err := envs.Lookup("maze"); err != nil {
-		t.Error(err)
+	for _, name := range []string{"maze", "sokoban", "keydoor", "frozenlake", "toolcalc", "shop"} {
+		if !slices.Contains(names, name) {
+			t.Errorf("%s is not registered", name)
+		}
+	}
+}
+
+// declarations are what the registered environments declare to the conformance suite with their
+// default options; an env missing here is held to the strictest checks (deterministic, no aliasing).
+func declarations() map[string][]envtest.Option {
+	return map[string][]envtest.Option{
+		"frozenlake": {envtest.Stochastic()},
+	}
+}
+
+// TestConformance runs the envs conformance suite on every registered environment with its default
+// options, as a config that names only the env would build it.
+func TestConformance(t *testing.T) {
+	for _, name := range envs.Names() {
+		t.Run(name, func(t *testing.T) {
+			opts := append([]envtest.Option{envtest.MaxVocabulary(60)}, declarations()[name]...)
+			envtest.Run(t, func() (envs.Env, error) { return envs.New(name, nil) }, opts...)
+		})
 	}
 }

@@ -36,6 +36,9 @@ type Config struct {
 	InvalidPenalty float64 `yaml:"invalid_penalty"`
 	// SuccessReward is the outcome R of reaching the goal.
 	SuccessReward float64 `yaml:"success_reward"`
+	// Labelled names each neighbour with its direction in one word (up-open, left-trap …)
+	// instead of four words in fixed order; see the package doc.
+	Labelled bool `yaml:"labelled"`
 }
 
 // DefaultConfig returns the defaults for a grid of the given side. Obstacles and the turn cap grow
@@ -121,6 +124,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "number of wall cells, 0..size²/4"},
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
+		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
 		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
 		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
 	}

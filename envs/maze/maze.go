@@ -60,7 +60,9 @@ const (
 		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
 	// position words go up to MaxSize whatever the size, so one vocabulary serves every maze.
-	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid"
+	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid " +
+		"up-open up-wall up-trap up-goal down-open down-wall down-trap down-goal " +
+		"left-open left-wall left-trap left-goal right-open right-wall right-trap right-goal"
 	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
 	// unchanged position is its own fault and not a no-op move.
 	invalidWord = "invalid"
@@ -84,6 +86,11 @@ func (c cell) word() string {
 // parseAction reads an action word without allocating: the text is at most five ASCII letters,
 // lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
 // sign folds to k) cannot sneak in a word the policy never saw.
+// word is the action word of a direction.
+func (d direction) word() string {
+	return [...]string{"up", "down", "left", "right"}[d]
+}
+
 func parseAction(text string) (direction, bool) {
 	text = strings.TrimSpace(text)
 	var buf [5]byte
@@ -236,6 +243,10 @@ func (m *Maze) text(invalid bool) string {
 	b = append(b, colWord(m.agent)...)
 	for d := range numDirections {
 		b = append(b, ' ')
+		if m.cfg.Labelled {
+			b = append(b, d.word()...)
+			b = append(b, '-')
+		}
 		b = append(b, m.look(m.agent, d).word()...)
 	}
 	return string(b)
@@ -251,6 +262,9 @@ func (m *Maze) StateKey() string { return cellKeys[4*m.agent : 4*m.agent+4] }
 
 // Vocabulary returns the words of the env (see the package doc), the same for every size.
 func (m *Maze) Vocabulary() []string { return strings.Fields(vocabulary) }
+
+// ActionWords returns the words actions are made of: up, down, left, right.
+func (m *Maze) ActionWords() []string { return []string{"up", "down", "left", "right"} }
 
 // MaxTurns returns the step cap.
 func (m *Maze) MaxTurns() int { return m.cfg.MaxTurns }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/trainer"
+)
+
+// advantagesOptions are the flags of `graftrl advantages`.
+type advantagesOptions struct {
+	batch      string
+	estimators string
+	opts       []string
+	rows       int
+	out        io.Writer
+}
+
+func newAdvantagesCmd() *cobra.Command {
+	o := &advantagesOptions{}
+	cmd := &cobra.Command{
+		Use:   "advantages --batch FILE [--estimators grpo,gigpo,graphgpo,graft]",
+		Short: "Compare estimators' per-step advantages on one frozen rollout batch",
+		Long: `Runs each estimator on the same saved batch (train --save-batches) and prints every step's
+advantage side by side, then per-estimator statistics and pairwise Pearson correlation and sign
+agreement. Options: --opt graft.mode=td; the same estimator twice with labels:
+--estimators graft:path,graft:td --opt graft:td.mode=td.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.batch == "" {
+				return &usageError{"advantages: --batch FILE is required"}
+			}
+			o.out = cmd.OutOrStdout()
+			return advantagesRun(o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.batch, "batch", "", "batch file (runs/NAME/batches/iter-NNNNNN.json.gz)")
+	f.StringVar(&o.estimators, "estimators", "grpo,gigpo,graphgpo,graft", "comma-separated estimators (name or name:label)")
+	f.StringArrayVar(&o.opts, "opt", nil, "estimator option: name.key=value (repeatable)")
+	f.IntVar(&o.rows, "rows", 60, "steps to print (0: all)")
+	return cmd
+}
+
+func advantagesRun(o *advantagesOptions) error {
+	runs, labels, err := trainer.ParseEstimatorRuns(o.estimators, o.opts)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	r, err := rollout.ReadReplay(o.batch)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	c, err := trainer.CompareAdvantages(r.Batch, runs, labels)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.out, "batch %s: iteration %d, env %s, %d tasks, %d trajectories, %d steps\n\n",
+		o.batch, r.Iter, r.Env, r.Batch.Tasks, len(c.Batch.Trajs), c.Batch.NumSteps())
+	c.WriteSteps(o.out, o.rows)
+	fmt.Fprintln(o.out)
+	c.WriteSummary(o.out)
+	return nil
+}

@@ -1,0 +1,145 @@
+package frozenlake
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// Name is the registry name of the environment.
+const Name = "frozenlake"
+
+// Size bounds: 4 is the classic lake; 7 keeps the position words and the layout arrays small.
+const (
+	MinSize     = 4
+	MaxSize     = 7
+	DefaultSize = 4
+)
+
+// maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
+const maxTurnsLimit = 100
+
+// MaxSlip bounds the slip probability: beyond it a move goes sideways more often than ahead.
+const MaxSlip = 0.9
+
+// Config holds the options of a frozen lake; the yaml tags are the keys of the env section.
+type Config struct {
+	// Size is the side of the square lake.
+	Size int `yaml:"size"`
+	// Holes is the number of hole cells; stepping into one ends the episode in failure.
+	Holes int `yaml:"holes"`
+	// Slip is the probability that a move goes to one of the two perpendicular directions (half
+	// each) instead of the intended one.
+	Slip float64 `yaml:"slip"`
+	// SlipSeed selects the random stream of the slips, together with the task seed and the episode
+	// number of the instance (see the package doc).
+	SlipSeed int64 `yaml:"slip_seed"`
+	// MaxTurns is the step cap; it is at least the longest start-goal distance a layout can have.
+	MaxTurns int `yaml:"max_turns"`
+	// InvalidPenalty is the per-step reward r_t of an invalid action.
+	InvalidPenalty float64 `yaml:"invalid_penalty"`
+	// SuccessReward is the outcome R of reaching the goal.
+	SuccessReward float64 `yaml:"success_reward"`
+}
+
+// DefaultConfig returns the defaults for a lake of the given side. The turn cap leaves twice the
+// longest path for the detours that slips force.
+func DefaultConfig(size int) Config {
+	return Config{
+		Size:           size,
+		Holes:          size,
+		Slip:           0.2,
+		MaxTurns:       2*maxDistance(size) + 4,
+		InvalidPenalty: -0.1,
+		SuccessReward:  1,
+	}
+}
+
+// maxDistance is the longest start-goal distance (ignoring slips) the generator accepts, the
+// corner-to-corner Manhattan distance; minDistance the shortest, so that episodes are multi-turn.
+func maxDistance(size int) int { return 2 * (size - 1) }
+func minDistance(size int) int { return size - 1 }
+
+// maxHoles bounds the holes so that the generator finds solvable layouts quickly.
+func maxHoles(size int) int { return size * size / 4 }
+
+// Validate checks the ranges of the options; the errors are *envs.OptionError naming the key.
+func (c Config) Validate() error {
+	if err := envs.CheckRange(Name, "size", c.Size, MinSize, MaxSize); err != nil {
+		return err
+	}
+	if err := envs.CheckRange(Name, "holes", c.Holes, 0, maxHoles(c.Size)); err != nil {
+		return sizeNote(err, c.Size)
+	}
+	if err := envs.CheckRange(Name, "slip", c.Slip, 0, MaxSlip); err != nil {
+		return err
+	}
+	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
+		return sizeNote(err, c.Size)
+	}
+	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
+		return err
+	}
+	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
+		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
+			Reason: "is out of range", Allowed: "> 0 and <= 100"}
+	}
+	return nil
+}
+
+// sizeNote adds the lake side to a range that depends on it, so the message explains itself.
+func sizeNote(err error, size int) error {
+	if oe, ok := err.(*envs.OptionError); ok {
+		oe.Allowed += " for size " + strconv.Itoa(size)
+	}
+	return err
+}
+
+// ConfigFromOptions decodes and validates the options of the env section. Holes and max_turns
+// default by size, so size is decoded first and the defaults of that size are then overridden.
+func ConfigFromOptions(opts envs.Options) (Config, error) {
+	probe := DefaultConfig(DefaultSize)
+	if err := opts.Decode(Name, &probe); err != nil {
+		return Config{}, err
+	}
+	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
+		return Config{}, err
+	}
+	cfg := DefaultConfig(probe.Size)
+	if err := opts.Decode(Name, &cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func optionDocs() []envs.OptionDoc {
+	d := DefaultConfig(DefaultSize)
+	bySize := func(f func(Config) int) string {
+		return fmt.Sprintf("%d, %d, %d, %d (size 4, 5, 6, 7)", f(DefaultConfig(4)), f(DefaultConfig(5)), f(DefaultConfig(6)), f(DefaultConfig(7)))
+	}
+	return []envs.OptionDoc{
+		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square lake, %d..%d", MinSize, MaxSize)},
+		{Key: "holes", Default: bySize(func(c Config) int { return c.Holes }), Help: "number of holes (stepping into one fails the episode), 0..size²/4"},
+		{Key: "slip", Default: strconv.FormatFloat(d.Slip, 'g', -1, 64), Help: fmt.Sprintf("probability that a move goes sideways instead, 0..%g", MaxSlip)},
+		{Key: "slip_seed", Default: "0", Help: "selects the random stream of the slips (with the task seed and the instance's episode number)"},
+		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
+		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
+		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
+	}
+}
+
+func init() {
+	envs.Register(envs.Spec{
+		Name:        Name,
+		Description: "cross a slippery frozen lake to the goal around holes; moves go sideways with the slip probability",
+		Options:     optionDocs(),
+		New: func(opts envs.Options) (envs.Env, error) {
+			cfg, err := ConfigFromOptions(opts)
+			if err != nil {
+				return nil, err
+			}
+			return New(cfg)
+		},
+	})
+}

@@ -1,0 +1,419 @@
+// Package frozenlake is the slippery grid world of graftrl: cross a small frozen lake to the goal
+// cell, one move per turn, around holes that end the episode in failure. Moves slip: with probability
+// slip a move goes to one of the two perpendicular directions instead of the intended one, so the same
+// state and action can lead to different next states. It is the environment on which estimators that
+// average over observed transitions (GRAFT's Bellman expectation) and those that take the best
+// observed continuation (GraphGPO's shortest path) part ways.
+//
+// Tasks. The lake of a task seed is drawn with a PCG generator seeded by (seed, "froz"): size×size
+// cells (size 4..7), start, goal and holes on distinct cells, redrawn from the same stream until the
+// goal is reachable from the start without entering a hole, if no move slipped, in size-1 ..
+// 2*(size-1) moves. The slips do not change the task: they are drawn from a separate stream.
+//
+// Slips. Episode e of an instance (e = 0 for its first Reset, 1 for the second, and so on whatever the
+// task seeds) of task seed s, with option slip_seed k, draws its slips from a PCG generator seeded by
+// (s, slipStream(k, e)), where slipStream(k, e) = splitmix64(splitmix64(k XOR "slip") + e). Every
+// valid step draws one number u in [0, 1) from it (invalid steps draw nothing): the move goes the
+// intended way if u < 1-slip, turns left of it (up→left, left→down, down→right, right→up) if
+// u < 1-slip/2, and turns right otherwise. The whole episode is therefore a deterministic function of
+// (task seed, slip_seed, episode number, the sequence of actions), and Clone copies the generator, so
+// a clone continues exactly as the original would (ReseedSlips gives a clone a stream of its own, for
+// lookaheads that must not foresee the slips). Instances made with the same options replay the
+// same slips in their episodes of the same number: to decorrelate the parallel rollouts of a group,
+// give each instance its own slip seed with SetSlipSeed (or the slip_seed option).
+//
+// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top.
+//
+//	instruction   goal r<R> c<C>                         goal r3 c3
+//	observation   r<R> c<C> <up> <down> <left> <right>   r1 c2 open wall hole goal
+//	invalid       invalid <observation>                  invalid r0 c2 wall open hole open
+//	in a hole     r<R> c<C> hole                         r1 c1 hole
+//	on the goal   r<R> c<C> goal                         r3 c3 goal
+//
+// The four words after the position say what lies one move up, down, left and right: open (ice),
+// wall (the lake's edge), hole or goal. An observation does not tell whether the last move slipped;
+// Info.Extra["slipped"] = 1 does, for diagnostics. An observation is six words; an episode at the
+// default cap (16 turns on the 4×4 lake) takes about 150 tokens.
+//
+// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored.
+// Anything else, and an intended move off the lake, is an invalid action: invalid_penalty as the step
+// reward, no change of state, no slip drawn, Info.Invalid set. A slip towards the edge leaves the
+// agent where it is (a valid step). Entering a hole ends the episode (Done, outcome 0,
+// Info.Distance = envs.DistDead); reaching the goal ends it with outcome success_reward and
+// Info.Success. After max_turns steps (invalid ones included) the episode is truncated.
+// Info.Distance is the number of moves to the goal if no move slipped (a breadth-first search
+// avoiding holes): the optimal path of the slip-free lake, not an expected number of moves.
+//
+// The state key is the agent's cell, "r<R>c<C>"; it identifies a state within one task.
+//
+// Vocabulary (23 words, the same for every option): r0..r6, c0..c6, open, wall, hole, goal, up, down,
+// left, right, invalid.
+//
+// Options (see Config): size (default 4), holes (size), slip (0.2), slip_seed (0), max_turns
+// (4*(size-1)+4: 16 for size 4), invalid_penalty (-0.1), success_reward (1).
+//
+// Import the package for its side effect of registering "frozenlake" (or import envs/all).
+package frozenlake
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// direction is a move of the agent, in the order of the observation words.
+type direction int
+
+const (
+	up direction = iota
+	down
+	left
+	right
+	numDirections
+)
+
+// turnLeft returns the direction a quarter turn counter-clockwise of d, one of the two slips.
+func turnLeft(d direction) direction {
+	switch d {
+	case up:
+		return left
+	case left:
+		return down
+	case down:
+		return right
+	}
+	return up
+}
+
+// turnRight returns the direction a quarter turn clockwise of d, the other slip.
+func turnRight(d direction) direction {
+	switch d {
+	case up:
+		return right
+	case right:
+		return down
+	case down:
+		return left
+	}
+	return up
+}
+
+// Constant strings sliced by index, because substrings of constants do not allocate.
+const (
+	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6"
+	colWords = "c0c1c2c3c4c5c6"
+	// cellKeys holds the state keys r0c0..r6c6, four bytes each, indexed by cell.
+	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r1c0r1c1r1c2r1c3r1c4r1c5r1c6r2c0r2c1r2c2r2c3r2c4r2c5r2c6" +
+		"r3c0r3c1r3c2r3c3r3c4r3c5r3c6r4c0r4c1r4c2r4c3r4c4r4c5r4c6r5c0r5c1r5c2r5c3r5c4r5c5r5c6" +
+		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
+	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
+	// position words go up to MaxSize whatever the size, so one vocabulary serves every lake.
+	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall hole goal up down left right invalid"
+	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
+	// unchanged position is its own fault and not a slip against the edge.
+	invalidWord = "invalid"
+	// slipSalt is mixed into the slip stream (see the package doc); it is part of the episode
+	// identity: changing it changes every slip of every run.
+	slipSalt = 0x736c6970 // "slip"
+)
+
+func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
+func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+
+func (c cell) word() string {
+	switch c {
+	case hole:
+		return "hole"
+	case goal:
+		return "goal"
+	}
+	return "open"
+}
+
+// splitmix64 is the finaliser of the SplitMix64 generator, a bijective mix of 64 bits.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// slipStream is the second PCG seed word of the slips of episode e with slip seed k.
+func slipStream(k int64, e uint64) uint64 { return splitmix64(splitmix64(uint64(k)^slipSalt) + e) }
+
+// parseAction reads an action word without allocating: the text is at most five ASCII letters,
+// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
+// sign folds to k) cannot sneak in a word the policy never saw.
+func parseAction(text string) (direction, bool) {
+	text = strings.TrimSpace(text)
+	var buf [5]byte
+	if len(text) > len(buf) {
+		return 0, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	switch string(buf[:len(text)]) {
+	case "up":
+		return up, true
+	case "down":
+		return down, true
+	case "left":
+		return left, true
+	case "right":
+		return right, true
+	}
+	return 0, false
+}
+
+// FrozenLake is one frozen-lake environment instance (see the package doc). It implements envs.Env
+// and envs.Cloner; the zero value is not usable, build one with New.
+type FrozenLake struct {
+	cfg Config
+	layout
+	// seeded is set once layout holds the lake of layoutSeed, which Reset then reuses: the rollouts of
+	// a group replay the same task.
+	seeded     bool
+	layoutSeed int64
+	// fixed is set for hand-built lakes, which Reset keeps whatever the seed.
+	fixed bool
+
+	// slips is the random stream of the current episode; as a value it is copied by Clone.
+	slips rand.PCG
+	// episodes counts the Resets of the instance; the episode of the next Reset is episodes.
+	episodes uint64
+	// task is the task seed of the current episode.
+	task int64
+
+	agent   int
+	turn    int
+	started bool
+	over    bool
+	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
+	scratch [40]byte
+}
+
+var (
+	_ envs.Env    = (*FrozenLake)(nil)
+	_ envs.Cloner = (*FrozenLake)(nil)
+)
+
+// New returns a frozen lake with the given configuration. Reset must be called before Step.
+func New(cfg Config) (*FrozenLake, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &FrozenLake{cfg: cfg}, nil
+}
+
+// newFromGrid returns a lake on a hand-built layout (see parseLayout) that Reset keeps for every seed.
+// The size of cfg is taken from the grid; the other options apply as given, unvalidated.
+func newFromGrid(rows []string, cfg Config) (*FrozenLake, error) {
+	l, err := parseLayout(rows)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Size = l.size
+	return &FrozenLake{cfg: cfg, layout: l, fixed: true}, nil
+}
+
+// Config returns the configuration of the lake.
+func (f *FrozenLake) Config() Config { return f.cfg }
+
+// SetSlipSeed replaces the slip seed (the option slip_seed) from the next Reset on. The rollout
+// collector can give each parallel instance its own seed so that the rollouts of a group slip
+// independently; the slips then depend on (task seed, slip seed, episode number, actions).
+func (f *FrozenLake) SetSlipSeed(k int64) { f.cfg.SlipSeed = k }
+
+// SeedEpisode implements envs.EpisodeSeeder: the collector's per-episode seed becomes the slip seed.
+func (f *FrozenLake) SeedEpisode(seed int64) { f.SetSlipSeed(seed) }
+
+// ReseedSlips replaces the random stream of the rest of the current episode by the one selected by k,
+// the task seed, the episode number and the turn. A clone continues exactly as the original would
+// (it copies the stream), so a lookahead on clones would foresee the slips; clones reseeded with
+// different k slip independently from here on, and the same k reproduces the same continuation.
+func (f *FrozenLake) ReseedSlips(k int64) {
+	f.slips.Seed(uint64(f.task), splitmix64(slipStream(k, f.episodes-1)+uint64(f.turn)+1))
+}
+
+// Reset starts the episode of a task seed (see the package doc for the instruction format and the
+// seeding of the slips).
+func (f *FrozenLake) Reset(task int64) (string, envs.Observation, error) {
+	if !f.fixed && (!f.seeded || f.layoutSeed != task) {
+		// A failed draw leaves a partial layout behind; no episode may run on it.
+		f.seeded, f.started = false, false
+		if err := f.generate(f.cfg, task); err != nil {
+			return "", envs.Observation{}, err
+		}
+		f.seeded, f.layoutSeed = true, task
+	}
+	f.slips.Seed(uint64(task), slipStream(f.cfg.SlipSeed, f.episodes))
+	f.task = task
+	f.episodes++
+	f.agent, f.turn, f.started, f.over = f.start, 0, true, false
+	obs := envs.Observation{Text: f.text(false), Info: envs.Info{Distance: f.distance()}}
+	return "goal " + rowWord(f.goal) + " " + colWord(f.goal), obs, nil
+}
+
+// Step applies one action (see the package doc). Stepping before Reset or after the episode ended
+// is a fault of the caller and returns an error.
+func (f *FrozenLake) Step(action string) (envs.Observation, error) {
+	if !f.started {
+		return envs.Observation{}, errors.New("frozenlake: Step before Reset")
+	}
+	if f.over {
+		return envs.Observation{}, errors.New("frozenlake: Step after the episode ended")
+	}
+	f.turn++
+	var obs envs.Observation
+	d, ok := parseAction(action)
+	if ok {
+		_, ok = f.neighbour(f.agent, d)
+	}
+	if !ok {
+		obs.Reward = f.cfg.InvalidPenalty
+		obs.Info.Invalid = true
+		obs.Text = f.text(true)
+		obs.Info.Distance = f.distance()
+	} else {
+		actual := f.slip(d)
+		if actual != d {
+			obs.Info.Extra = map[string]float64{"slipped": 1}
+		}
+		if next, on := f.neighbour(f.agent, actual); on {
+			f.agent = next
+		}
+		switch f.cells[f.agent] {
+		case hole:
+			obs.Done = true
+			obs.Text = f.endText()
+			obs.Info.Distance = envs.DistDead
+		case goal:
+			obs.Done = true
+			obs.Outcome = f.cfg.SuccessReward
+			obs.Info.Success = true
+			obs.Text = f.endText()
+		default:
+			obs.Text = f.text(false)
+			obs.Info.Distance = f.distance()
+		}
+	}
+	// A step that ends the episode on the last turn is a termination, not a truncation.
+	obs.Truncated = !obs.Done && f.turn >= f.cfg.MaxTurns
+	f.over = obs.Over()
+	return obs, nil
+}
+
+// slip draws the direction a move in direction d actually takes (see the package doc).
+func (f *FrozenLake) slip(d direction) direction {
+	u := float64(f.slips.Uint64()>>11) / (1 << 53)
+	switch {
+	case u < 1-f.cfg.Slip:
+		return d
+	case u < 1-f.cfg.Slip/2:
+		return turnLeft(d)
+	}
+	return turnRight(d)
+}
+
+// distance is Info.Distance of the agent's cell.
+func (f *FrozenLake) distance() int {
+	if f.cells[f.agent] == hole || f.dist[f.agent] == unreachable {
+		return envs.DistDead
+	}
+	return int(f.dist[f.agent])
+}
+
+// look returns the word for what lies next to the agent in direction d.
+func (f *FrozenLake) look(d direction) string {
+	j, ok := f.neighbour(f.agent, d)
+	if !ok {
+		return "wall"
+	}
+	return f.cells[j].word()
+}
+
+// text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
+func (f *FrozenLake) text(invalid bool) string {
+	b := f.scratch[:0]
+	if invalid {
+		b = append(b, invalidWord...)
+		b = append(b, ' ')
+	}
+	b = append(b, rowWord(f.agent)...)
+	b = append(b, ' ')
+	b = append(b, colWord(f.agent)...)
+	for d := range numDirections {
+		b = append(b, ' ')
+		b = append(b, f.look(d)...)
+	}
+	return string(b)
+}
+
+// endText is the observation of a terminal state: the position and the cell the agent ended on.
+func (f *FrozenLake) endText() string {
+	return rowWord(f.agent) + " " + colWord(f.agent) + " " + f.cells[f.agent].word()
+}
+
+// StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
+func (f *FrozenLake) StateKey() string { return cellKeys[4*f.agent : 4*f.agent+4] }
+
+// Vocabulary returns the words of the env (see the package doc), the same for every option.
+func (f *FrozenLake) Vocabulary() []string { return strings.Fields(vocabulary) }
+
+// ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
+func (f *FrozenLake) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+
+// MaxTurns returns the step cap.
+func (f *FrozenLake) MaxTurns() int { return f.cfg.MaxTurns }
+
+// Clone returns an independent copy of the lake in its current state, random stream and episode
+// count included, so the copy continues exactly as the original would.
+func (f *FrozenLake) Clone() envs.Env {
+	c := *f
+	return &c
+}
+
+// Render draws the lake for people, one row per line under a header of column numbers: '@' agent,
+// 'S' start, 'G' goal, 'H' hole, '.' ice. Before the first Reset of a generated lake there is nothing
+// to draw and it returns "".
+func (f *FrozenLake) Render() string {
+	if !f.fixed && !f.seeded {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  ")
+	for c := range f.size {
+		b.WriteByte(' ')
+		b.WriteByte(byte('0' + c))
+	}
+	for r := range f.size {
+		b.WriteString("\nr")
+		b.WriteByte(byte('0' + r))
+		for c := range f.size {
+			i := r*stride + c
+			ch := byte('.')
+			switch {
+			case f.started && i == f.agent:
+				ch = '@'
+			case i == f.start:
+				ch = 'S'
+			case f.cells[i] == hole:
+				ch = 'H'
+			case f.cells[i] == goal:
+				ch = 'G'
+			}
+			b.WriteByte(' ')
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}

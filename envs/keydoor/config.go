@@ -1,0 +1,136 @@
+package keydoor
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// Name is the registry name of the environment.
+const Name = "keydoor"
+
+// Size bounds: 5 is the smallest grid with room on both sides of the wall line; 7 keeps the position
+// words and the layout arrays small.
+const (
+	MinSize     = 5
+	MaxSize     = 7
+	DefaultSize = 5
+)
+
+// maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
+const maxTurnsLimit = 100
+
+// Config holds the options of a key-and-door grid; the yaml tags are the keys of the env section.
+type Config struct {
+	// Size is the side of the square grid.
+	Size int `yaml:"size"`
+	// Walls is the number of wall cells besides the wall line.
+	Walls int `yaml:"walls"`
+	// KeyInState puts whether the key is held into the state key. Without it two states that differ
+	// only by the key share a key (state aliasing), which tests how estimators cope with it.
+	KeyInState bool `yaml:"key_in_state"`
+	// MaxTurns is the step cap; it is at least the longest optimal path a layout can have.
+	MaxTurns int `yaml:"max_turns"`
+	// InvalidPenalty is the per-step reward r_t of an invalid action.
+	InvalidPenalty float64 `yaml:"invalid_penalty"`
+	// SuccessReward is the outcome R of reaching the goal.
+	SuccessReward float64 `yaml:"success_reward"`
+}
+
+// DefaultConfig returns the defaults for a grid of the given side.
+func DefaultConfig(size int) Config {
+	return Config{
+		Size:           size,
+		Walls:          size - 4,
+		KeyInState:     true,
+		MaxTurns:       maxDistance(size) + 4,
+		InvalidPenalty: -0.1,
+		SuccessReward:  1,
+	}
+}
+
+// minDistance is the shortest optimal path the generator accepts (start to key to door to goal), so
+// that episodes are multi-turn; maxDistance the longest, so that max_turns >= maxDistance always
+// leaves the task solvable in time. maxDistance keeps about 95% of the draws.
+func minDistance(size int) int { return size - 1 }
+func maxDistance(size int) int { return 3*size - 1 }
+
+// maxWalls bounds the extra walls so that the generator finds solvable layouts quickly.
+func maxWalls(size int) int { return size - 1 }
+
+// Validate checks the ranges of the options; the errors are *envs.OptionError naming the key.
+func (c Config) Validate() error {
+	if err := envs.CheckRange(Name, "size", c.Size, MinSize, MaxSize); err != nil {
+		return err
+	}
+	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
+		return sizeNote(err, c.Size)
+	}
+	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
+		return sizeNote(err, c.Size)
+	}
+	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
+		return err
+	}
+	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
+		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
+			Reason: "is out of range", Allowed: "> 0 and <= 100"}
+	}
+	return nil
+}
+
+// sizeNote adds the grid side to a range that depends on it, so the message explains itself.
+func sizeNote(err error, size int) error {
+	if oe, ok := err.(*envs.OptionError); ok {
+		oe.Allowed += " for size " + strconv.Itoa(size)
+	}
+	return err
+}
+
+// ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
+// by size, so size is decoded first and the defaults of that size are then overridden.
+func ConfigFromOptions(opts envs.Options) (Config, error) {
+	probe := DefaultConfig(DefaultSize)
+	if err := opts.Decode(Name, &probe); err != nil {
+		return Config{}, err
+	}
+	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
+		return Config{}, err
+	}
+	cfg := DefaultConfig(probe.Size)
+	if err := opts.Decode(Name, &cfg); err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func optionDocs() []envs.OptionDoc {
+	d := DefaultConfig(DefaultSize)
+	bySize := func(f func(Config) int) string {
+		return fmt.Sprintf("%d (size 5), %d (size 6), %d (size 7)", f(DefaultConfig(5)), f(DefaultConfig(6)), f(DefaultConfig(7)))
+	}
+	return []envs.OptionDoc{
+		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d", MinSize, MaxSize)},
+		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "wall cells besides the wall line with the door, 0..size-1"},
+		{Key: "key_in_state", Default: strconv.FormatBool(d.KeyInState), Help: "whether the state key tells if the key is held; false aliases states on purpose"},
+		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 3*size-1..%d", maxTurnsLimit)},
+		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
+		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
+	}
+}
+
+func init() {
+	envs.Register(envs.Spec{
+		Name:        Name,
+		Description: "pick up the key, open the door and reach the goal behind it, one move per turn",
+		Options:     optionDocs(),
+		New: func(opts envs.Options) (envs.Env, error) {
+			cfg, err := ConfigFromOptions(opts)
+			if err != nil {
+				return nil, err
+			}
+			return New(cfg)
+		},
+	})
+}

@@ -1,0 +1,334 @@
+// Package keydoor is the key-and-door environment of graftrl: on a small grid cut in two by a wall
+// line with one door, walk onto the key, then through the door to the goal on the other side, one
+// move per turn. The door only opens while the key is held, so the value of a cell depends on a bit
+// of state the cell does not show; the option key_in_state can leave that bit out of the state key to
+// alias states on purpose.
+//
+// Tasks. The layout of a task seed is drawn with a PCG generator seeded by the seed: a size×size grid
+// (size 5..7) with a full row or column of walls (never the first or last) holding one door cell, the
+// start and the key on one side, the goal on the other, and extra walls anywhere else; redrawn from
+// the same stream until the optimal path (start, key, door, goal) takes size-1 .. 3*size-1 moves.
+//
+// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top.
+//
+//	instruction   key r<R> c<C> door r<R> c<C> goal r<R> c<C>      key r1 c0 door r2 c3 goal r4 c4
+//	observation   r<R> c<C> <up> <down> <left> <right> <held>        r1 c1 open wall key door nokey
+//	invalid       invalid <observation>                             invalid r1 c1 open wall key door nokey
+//	on the goal   r<R> c<C> goal                                    r4 c4 goal
+//
+// The four words after the position say what lies one move up, down, left and right, in that fixed
+// order: open, wall (off the grid too), key (until it is picked up), door (open or not) or goal. The
+// last word is haskey or nokey. An observation is thus seven words; an episode at the default cap
+// (18 turns on the 5×5 grid) takes about 190 tokens.
+//
+// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored.
+// Walking onto the key's cell picks the key up (there is no separate pick action) and the key is kept
+// for the rest of the episode. The door cell can be entered only while holding the key. Anything else
+// (other text, a move into a wall, off the grid, or onto the door without the key) is an invalid
+// action: invalid_penalty as the step reward, no change of state, Info.Invalid set. Reaching the goal
+// ends the episode with outcome success_reward and Info.Success; after max_turns steps (invalid ones
+// included) the episode is truncated. Info.Distance is the optimal number of moves left, from a
+// breadth-first search over (cell, key held) states.
+//
+// The state key is the agent's cell followed by "k" while the key is held, "r<R>c<C>" or "r<R>c<C>k",
+// with key_in_state true (the default); with key_in_state false it is the cell alone, so states before
+// and after the pick-up share a key while their observations differ.
+//
+// Vocabulary (26 words, the same for every option): r0..r6, c0..c6, open, wall, key, door, goal, up,
+// down, left, right, haskey, nokey, invalid.
+//
+// Options (see Config): size (default 5), walls (size-4), key_in_state (true), max_turns (3*size+3:
+// 18 for size 5), invalid_penalty (-0.1), success_reward (1).
+//
+// Import the package for its side effect of registering "keydoor" (or import envs/all).
+package keydoor
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// direction is a move of the agent, in the order of the observation words.
+type direction int
+
+const (
+	up direction = iota
+	down
+	left
+	right
+	numDirections
+)
+
+// Constant strings sliced by index, because substrings of constants do not allocate.
+const (
+	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6"
+	colWords = "c0c1c2c3c4c5c6"
+	// cellKeys holds the state keys r0c0k..r6c6k, five bytes each, indexed by cell; the first four
+	// bytes are the key without the held key.
+	cellKeys = "r0c0kr0c1kr0c2kr0c3kr0c4kr0c5kr0c6kr1c0kr1c1kr1c2kr1c3kr1c4kr1c5kr1c6k" +
+		"r2c0kr2c1kr2c2kr2c3kr2c4kr2c5kr2c6kr3c0kr3c1kr3c2kr3c3kr3c4kr3c5kr3c6k" +
+		"r4c0kr4c1kr4c2kr4c3kr4c4kr4c5kr4c6kr5c0kr5c1kr5c2kr5c3kr5c4kr5c5kr5c6k" +
+		"r6c0kr6c1kr6c2kr6c3kr6c4kr6c5kr6c6k"
+	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
+	// position words go up to MaxSize whatever the size, so one vocabulary serves every grid.
+	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall key door goal up down left right haskey nokey invalid"
+	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
+	// unchanged position is its own fault and not a no-op move.
+	invalidWord = "invalid"
+)
+
+func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
+func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+
+func (c cell) word() string {
+	switch c {
+	case wall:
+		return "wall"
+	case key:
+		return "key"
+	case door:
+		return "door"
+	case goal:
+		return "goal"
+	}
+	return "open"
+}
+
+// parseAction reads an action word without allocating: the text is at most five ASCII letters,
+// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
+// sign folds to k) cannot sneak in a word the policy never saw.
+func parseAction(text string) (direction, bool) {
+	text = strings.TrimSpace(text)
+	var buf [5]byte
+	if len(text) > len(buf) {
+		return 0, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	switch string(buf[:len(text)]) {
+	case "up":
+		return up, true
+	case "down":
+		return down, true
+	case "left":
+		return left, true
+	case "right":
+		return right, true
+	}
+	return 0, false
+}
+
+// KeyDoor is one key-and-door environment instance (see the package doc). It implements envs.Env and
+// envs.Cloner; the zero value is not usable, build one with New.
+type KeyDoor struct {
+	cfg Config
+	layout
+	// seeded is set once layout holds the layout of layoutSeed, which Reset then reuses: the rollouts
+	// of a group replay the same task.
+	seeded     bool
+	layoutSeed int64
+	// fixed is set for hand-built layouts, which Reset keeps whatever the seed.
+	fixed bool
+
+	agent   int
+	hasKey  bool
+	turn    int
+	started bool
+	over    bool
+	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
+	scratch [48]byte
+}
+
+var (
+	_ envs.Env    = (*KeyDoor)(nil)
+	_ envs.Cloner = (*KeyDoor)(nil)
+)
+
+// New returns a key-and-door environment with the given configuration. Reset must be called before
+// Step.
+func New(cfg Config) (*KeyDoor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &KeyDoor{cfg: cfg}, nil
+}
+
+// newFromGrid returns an environment on a hand-built layout (see parseLayout) that Reset keeps for
+// every seed. The size of cfg is taken from the grid; the other options apply as given, unvalidated.
+func newFromGrid(rows []string, cfg Config) (*KeyDoor, error) {
+	l, err := parseLayout(rows)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Size = l.size
+	return &KeyDoor{cfg: cfg, layout: l, fixed: true}, nil
+}
+
+// Config returns the configuration of the environment.
+func (k *KeyDoor) Config() Config { return k.cfg }
+
+// Reset starts the episode of a task seed (see the package doc for the instruction format).
+func (k *KeyDoor) Reset(task int64) (string, envs.Observation, error) {
+	if !k.fixed && (!k.seeded || k.layoutSeed != task) {
+		// A failed draw leaves a partial layout behind; no episode may run on it.
+		k.seeded, k.started = false, false
+		if err := k.generate(k.cfg, task); err != nil {
+			return "", envs.Observation{}, err
+		}
+		k.seeded, k.layoutSeed = true, task
+	}
+	k.agent, k.hasKey, k.turn, k.started, k.over = k.start, false, 0, true, false
+	obs := envs.Observation{Text: k.text(false), Info: envs.Info{Distance: k.distance()}}
+	ins := "key " + rowWord(k.keyAt) + " " + colWord(k.keyAt) +
+		" door " + rowWord(k.doorAt) + " " + colWord(k.doorAt) +
+		" goal " + rowWord(k.goalAt) + " " + colWord(k.goalAt)
+	return ins, obs, nil
+}
+
+// Step applies one action (see the package doc). Stepping before Reset or after the episode ended
+// is a fault of the caller and returns an error.
+func (k *KeyDoor) Step(action string) (envs.Observation, error) {
+	if !k.started {
+		return envs.Observation{}, errors.New("keydoor: Step before Reset")
+	}
+	if k.over {
+		return envs.Observation{}, errors.New("keydoor: Step after the episode ended")
+	}
+	k.turn++
+	var obs envs.Observation
+	next, ok := 0, false
+	if d, valid := parseAction(action); valid {
+		next, ok = k.neighbour(k.agent, d)
+		ok = ok && k.passable(next, k.hasKey)
+	}
+	switch {
+	case !ok:
+		obs.Reward = k.cfg.InvalidPenalty
+		obs.Info.Invalid = true
+		obs.Text = k.text(true)
+		obs.Info.Distance = k.distance()
+	case k.cells[next] == goal:
+		k.agent = next
+		obs.Done = true
+		obs.Outcome = k.cfg.SuccessReward
+		obs.Info.Success = true
+		obs.Text = rowWord(k.agent) + " " + colWord(k.agent) + " goal"
+	default:
+		k.agent, k.hasKey = next, k.holds(next, k.hasKey)
+		obs.Text = k.text(false)
+		obs.Info.Distance = k.distance()
+	}
+	// A step that reaches the goal on the last turn is a termination, not a truncation.
+	obs.Truncated = !obs.Done && k.turn >= k.cfg.MaxTurns
+	k.over = obs.Over()
+	return obs, nil
+}
+
+// distance is Info.Distance of the current state.
+func (k *KeyDoor) distance() int {
+	d := k.dist[b2i(k.hasKey)][k.agent]
+	if d == unreachable {
+		return envs.DistDead
+	}
+	return int(d)
+}
+
+// text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
+func (k *KeyDoor) text(invalid bool) string {
+	b := k.scratch[:0]
+	if invalid {
+		b = append(b, invalidWord...)
+		b = append(b, ' ')
+	}
+	b = append(b, rowWord(k.agent)...)
+	b = append(b, ' ')
+	b = append(b, colWord(k.agent)...)
+	for d := range numDirections {
+		b = append(b, ' ')
+		b = append(b, k.look(k.agent, d, k.hasKey).word()...)
+	}
+	if k.hasKey {
+		b = append(b, " haskey"...)
+	} else {
+		b = append(b, " nokey"...)
+	}
+	return string(b)
+}
+
+// StateKey returns the agent's cell, followed by "k" while the key is held if key_in_state is set
+// (see the package doc).
+func (k *KeyDoor) StateKey() string {
+	n := 4
+	if k.hasKey && k.cfg.KeyInState {
+		n = 5
+	}
+	return cellKeys[5*k.agent : 5*k.agent+n]
+}
+
+// Vocabulary returns the words of the env (see the package doc), the same for every option.
+func (k *KeyDoor) Vocabulary() []string { return strings.Fields(vocabulary) }
+
+// ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
+func (k *KeyDoor) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+
+// MaxTurns returns the step cap.
+func (k *KeyDoor) MaxTurns() int { return k.cfg.MaxTurns }
+
+// Clone returns an independent copy of the environment in its current state.
+func (k *KeyDoor) Clone() envs.Env {
+	c := *k
+	return &c
+}
+
+// Render draws the grid for people, one row per line under a header of column numbers: '@' agent
+// (shown as '&' while it holds the key), 'S' start, 'K' key (until picked up), 'D' door, 'G' goal,
+// '#' wall, '.' open. Before the first Reset of a generated layout there is nothing to draw and it
+// returns "".
+func (k *KeyDoor) Render() string {
+	if !k.fixed && !k.seeded {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  ")
+	for c := range k.size {
+		b.WriteByte(' ')
+		b.WriteByte(byte('0' + c))
+	}
+	for r := range k.size {
+		b.WriteString("\nr")
+		b.WriteByte(byte('0' + r))
+		for c := range k.size {
+			i := r*stride + c
+			ch := byte('.')
+			switch {
+			case k.started && i == k.agent && k.hasKey:
+				ch = '&'
+			case k.started && i == k.agent:
+				ch = '@'
+			case i == k.start:
+				ch = 'S'
+			case k.cells[i] == key && k.started && k.hasKey:
+			case k.cells[i] == key:
+				ch = 'K'
+			case k.cells[i] == wall:
+				ch = '#'
+			case k.cells[i] == door:
+				ch = 'D'
+			case k.cells[i] == goal:
+				ch = 'G'
+			}
+			b.WriteByte(' ')
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}

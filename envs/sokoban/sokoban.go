@@ -1,0 +1,396 @@
+// Package sokoban is the box-pushing environment of graftrl: in a small room walled all around, walk
+// the player and push every box onto a target, one move per turn. A box pushed into a corner (or
+// along a wall that holds no target) can never be brought back, so the task has irreversible dead
+// ends, which the step-level estimators must learn to avoid.
+//
+// Tasks. The room of a task seed is drawn with a PCG generator seeded by the seed: size×size cells
+// (size 5..7, border walls included), interior walls, one target per box, the boxes and the player on
+// distinct interior cells, redrawn from the same stream until no box starts on a target and a
+// breadth-first solver over (player, boxes) states finds an optimal solution of 4..maxSolution moves
+// (with one box 10, 12, 16 for size 5, 6, 7; with two boxes 8, 14, 18). The solver searches backwards
+// from the solved states over pulls and labels every state of the room with its optimal number of
+// remaining moves, once per task; stepping only reads that table.
+//
+// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top; the
+// border rows and columns are walls and are not listed.
+//
+//	instruction   target r<R> c<C> ... wall r<R> c<C> ...       target r4 c1 wall r2 c2 wall r3 c4
+//	observation   r<R> c<C> <up> <down> <left> <right> r<R> c<C> ...   r2 c3 open box wall open r3 c3
+//	invalid       invalid <observation>                         invalid r2 c3 open box wall open r3 c3
+//	solved        r<R> c<C> solved                              r2 c3 solved
+//
+// The instruction lists the target cells and the interior walls. An observation gives the player's
+// cell, what lies one move up, down, left and right of it (open, wall or box; targets are not marked),
+// then the cell of every box in increasing order. That is 8 words with one box and 10 with two, so an
+// episode at the default cap takes about 190 tokens with one box (16 turns) and 250 with two (18).
+//
+// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored. A move
+// onto a free cell moves the player; a move onto a box pushes it one cell further when that cell is
+// free (neither a wall nor another box). Anything else (other text, a move into a wall, a push against
+// a wall or a box) is an invalid action: invalid_penalty as the step reward, no change of state,
+// Info.Invalid set. The episode ends with outcome success_reward and Info.Success when every box is on
+// a target; after max_turns steps (invalid ones included) it is truncated. A deadlocked room does not
+// end the episode, but Info.Distance is envs.DistDead from then on; otherwise it is the optimal number
+// of moves left.
+//
+// The state key is the player's cell followed by the boxes' cells in increasing order, for example
+// "r2c3 r3c3"; it identifies a state within one task.
+//
+// Vocabulary (24 words, the same for every option): r0..r6, c0..c6, open, wall, box, target, up,
+// down, left, right, invalid, solved.
+//
+// Options (see Config): size (default 6), boxes (1; 2 is the harder level), walls (size-4), max_turns
+// (the longest accepted optimal solution + 4: 16 for the default room, 18 with two boxes),
+// invalid_penalty (-0.1), success_reward (1).
+//
+// Import the package for its side effect of registering "sokoban" (or import envs/all).
+package sokoban
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// direction is a move of the player, in the order of the observation words.
+type direction int
+
+const (
+	up direction = iota
+	down
+	left
+	right
+	numDirections
+)
+
+// Constant strings sliced by index, because substrings of constants do not allocate.
+const (
+	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6"
+	colWords = "c0c1c2c3c4c5c6"
+	// vocabulary lists every word the env emits or accepts as an action, in a fixed order; the
+	// position words go up to MaxSize whatever the size, so one vocabulary serves every room.
+	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall box target up down left right invalid solved"
+	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
+	// unchanged state is its own fault and not a no-op move.
+	invalidWord = "invalid"
+)
+
+func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
+func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+
+// parseAction reads an action word without allocating: the text is at most five ASCII letters,
+// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
+// sign folds to k) cannot sneak in a word the policy never saw.
+func parseAction(text string) (direction, bool) {
+	text = strings.TrimSpace(text)
+	var buf [5]byte
+	if len(text) > len(buf) {
+		return 0, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	switch string(buf[:len(text)]) {
+	case "up":
+		return up, true
+	case "down":
+		return down, true
+	case "left":
+		return left, true
+	case "right":
+		return right, true
+	}
+	return 0, false
+}
+
+// Sokoban is one sokoban environment instance (see the package doc). It implements envs.Env and
+// envs.Cloner; the zero value is not usable, build one with New.
+type Sokoban struct {
+	cfg Config
+	level
+	// seeded is set once level holds the room of levelSeed, which Reset then reuses: the rollouts of
+	// a group replay the same task.
+	seeded    bool
+	levelSeed int64
+	// fixed is set for hand-built rooms, which Reset keeps whatever the seed.
+	fixed bool
+
+	player int
+	// boxes holds the boxes' cells in increasing order (only the first cfg.Boxes entries are used).
+	boxes   [2]int
+	turn    int
+	started bool
+	over    bool
+	// scratch holds text while it is built; as an array it is copied, not shared, by Clone.
+	scratch [64]byte
+}
+
+var (
+	_ envs.Env    = (*Sokoban)(nil)
+	_ envs.Cloner = (*Sokoban)(nil)
+)
+
+// New returns a sokoban environment with the given configuration. Reset must be called before Step.
+func New(cfg Config) (*Sokoban, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sokoban{cfg: cfg}, nil
+}
+
+// newFromRoom returns an environment on a hand-built room (see parseLevel) that Reset keeps for every
+// seed. Size and boxes of cfg are taken from the room; the other options apply as given, unvalidated.
+func newFromRoom(rows []string, cfg Config) (*Sokoban, error) {
+	l, err := parseLevel(rows)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Size, cfg.Boxes = l.size, l.nBoxes
+	return &Sokoban{cfg: cfg, level: l, fixed: true}, nil
+}
+
+// Config returns the configuration of the environment.
+func (s *Sokoban) Config() Config { return s.cfg }
+
+// Reset starts the episode of a task seed (see the package doc for the instruction format).
+func (s *Sokoban) Reset(task int64) (string, envs.Observation, error) {
+	if !s.fixed && (!s.seeded || s.levelSeed != task) {
+		// A failed draw leaves a partial level behind; no episode may run on it.
+		s.seeded, s.started = false, false
+		if err := s.generate(s.cfg, task); err != nil {
+			return "", envs.Observation{}, err
+		}
+		s.seeded, s.levelSeed = true, task
+	}
+	s.player, s.boxes = s.startPlayer, s.startBoxes
+	s.turn, s.started, s.over = 0, true, false
+	obs := envs.Observation{Text: s.text(false), Info: envs.Info{Distance: s.distance()}}
+	return s.instruction(), obs, nil
+}
+
+// instruction lists the targets and the interior walls.
+func (s *Sokoban) instruction() string {
+	var b strings.Builder
+	for _, t := range s.targets[:s.nBoxes] {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("target ")
+		b.WriteString(rowWord(t))
+		b.WriteByte(' ')
+		b.WriteString(colWord(t))
+	}
+	for r := 1; r < s.size-1; r++ {
+		for c := 1; c < s.size-1; c++ {
+			if i := r*stride + c; s.wall[i] {
+				b.WriteString(" wall ")
+				b.WriteString(rowWord(i))
+				b.WriteByte(' ')
+				b.WriteString(colWord(i))
+			}
+		}
+	}
+	return b.String()
+}
+
+// Step applies one action (see the package doc). Stepping before Reset or after the episode ended
+// is a fault of the caller and returns an error.
+func (s *Sokoban) Step(action string) (envs.Observation, error) {
+	if !s.started {
+		return envs.Observation{}, errors.New("sokoban: Step before Reset")
+	}
+	if s.over {
+		return envs.Observation{}, errors.New("sokoban: Step after the episode ended")
+	}
+	s.turn++
+	var obs envs.Observation
+	d, ok := parseAction(action)
+	if ok {
+		ok = s.move(d)
+	}
+	switch {
+	case !ok:
+		obs.Reward = s.cfg.InvalidPenalty
+		obs.Info.Invalid = true
+		obs.Text = s.text(true)
+		obs.Info.Distance = s.distance()
+	case s.solved():
+		obs.Done = true
+		obs.Outcome = s.cfg.SuccessReward
+		obs.Info.Success = true
+		obs.Text = rowWord(s.player) + " " + colWord(s.player) + " solved"
+	default:
+		obs.Text = s.text(false)
+		obs.Info.Distance = s.distance()
+	}
+	// A step that solves the room on the last turn is a termination, not a truncation.
+	obs.Truncated = !obs.Done && s.turn >= s.cfg.MaxTurns
+	s.over = obs.Over()
+	return obs, nil
+}
+
+// move applies a move or push in direction d and reports whether it was allowed.
+func (s *Sokoban) move(d direction) bool {
+	dd := delta(d)
+	next := s.player + dd
+	if s.wall[next] {
+		return false
+	}
+	if k := s.boxAt(next); k >= 0 {
+		beyond := next + dd
+		if s.wall[beyond] || s.boxAt(beyond) >= 0 {
+			return false
+		}
+		s.boxes[k] = beyond
+		if s.cfg.Boxes == 2 {
+			s.boxes = sorted(s.boxes)
+		}
+	}
+	s.player = next
+	return true
+}
+
+// boxAt returns the index in boxes of the box on cell i, or -1.
+func (s *Sokoban) boxAt(i int) int {
+	for k, b := range s.boxes[:s.cfg.Boxes] {
+		if b == i {
+			return k
+		}
+	}
+	return -1
+}
+
+// solved reports whether every box is on a target.
+func (s *Sokoban) solved() bool {
+	for _, b := range s.boxes[:s.cfg.Boxes] {
+		if !s.target[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// distance is Info.Distance of the current state, read from the solver table.
+func (s *Sokoban) distance() int {
+	d := s.dist[s.index(s.player, s.boxes)]
+	if d == dead {
+		return envs.DistDead
+	}
+	return int(d)
+}
+
+// look returns the word for what lies one move from the player in direction d.
+func (s *Sokoban) look(d direction) string {
+	i := s.player + delta(d)
+	switch {
+	case s.wall[i]:
+		return "wall"
+	case s.boxAt(i) >= 0:
+		return "box"
+	}
+	return "open"
+}
+
+// text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
+func (s *Sokoban) text(invalid bool) string {
+	b := s.scratch[:0]
+	if invalid {
+		b = append(b, invalidWord...)
+		b = append(b, ' ')
+	}
+	b = append(b, rowWord(s.player)...)
+	b = append(b, ' ')
+	b = append(b, colWord(s.player)...)
+	for d := range numDirections {
+		b = append(b, ' ')
+		b = append(b, s.look(d)...)
+	}
+	for _, x := range s.boxes[:s.cfg.Boxes] {
+		b = append(b, ' ')
+		b = append(b, rowWord(x)...)
+		b = append(b, ' ')
+		b = append(b, colWord(x)...)
+	}
+	return string(b)
+}
+
+// StateKey returns the player's cell and the boxes' cells, "r2c3 r3c3" (see the package doc).
+func (s *Sokoban) StateKey() string {
+	b := s.scratch[:0]
+	b = append(b, rowWord(s.player)...)
+	b = append(b, colWord(s.player)...)
+	for _, x := range s.boxes[:s.cfg.Boxes] {
+		b = append(b, ' ')
+		b = append(b, rowWord(x)...)
+		b = append(b, colWord(x)...)
+	}
+	return string(b)
+}
+
+// Vocabulary returns the words of the env (see the package doc), the same for every option.
+func (s *Sokoban) Vocabulary() []string { return strings.Fields(vocabulary) }
+
+// ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
+func (s *Sokoban) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+
+// MaxTurns returns the step cap.
+func (s *Sokoban) MaxTurns() int { return s.cfg.MaxTurns }
+
+// Clone returns an independent copy of the environment in its current state. The copy shares the
+// solver table, which is never written after the level is generated.
+func (s *Sokoban) Clone() envs.Env {
+	c := *s
+	return &c
+}
+
+// Render draws the room for people in the usual Sokoban notation, one row per line under a header
+// of column numbers: '#' wall, '@' player ('+' on a target), '$' box ('*' on a target), '.' target,
+// '-' floor. Before the first Reset of a generated room there is nothing to draw and it returns "".
+func (s *Sokoban) Render() string {
+	if !s.fixed && !s.seeded {
+		return ""
+	}
+	player, boxes := s.startPlayer, s.startBoxes
+	if s.started {
+		player, boxes = s.player, s.boxes
+	}
+	var b strings.Builder
+	b.WriteString("  ")
+	for c := range s.size {
+		b.WriteByte(' ')
+		b.WriteByte(byte('0' + c))
+	}
+	for r := range s.size {
+		b.WriteString("\nr")
+		b.WriteByte(byte('0' + r))
+		for c := range s.size {
+			i := r*stride + c
+			box := boxes[0] == i || (s.nBoxes == 2 && boxes[1] == i)
+			ch := byte('-')
+			switch {
+			case s.wall[i]:
+				ch = '#'
+			case i == player && s.target[i]:
+				ch = '+'
+			case i == player:
+				ch = '@'
+			case box && s.target[i]:
+				ch = '*'
+			case box:
+				ch = '$'
+			case s.target[i]:
+				ch = '.'
+			}
+			b.WriteByte(' ')
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}

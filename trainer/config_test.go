@@ -1,0 +1,94 @@
+package trainer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	_ "github.com/graftrl/graftrl/envs/maze"
+)
+
+const minimalYAML = "name: t\n"
+
+// Config errors must name the key, the value and what is allowed.
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		sets       []string
+		want       []string // substrings of the error
+	}{
+		{"unknown top-level key", minimalYAML + "iteratons: 3\n", nil, []string{`unknown key "iteratons"`, "iterations"}},
+		{"unknown nested key", minimalYAML + "update:\n  epochz: 2\n", nil, []string{`"update.epochz"`, "epochs", "minibatches"}},
+		{"inline loss keys are allowed", minimalYAML + "update:\n  clip_lo: 0.1\n", nil, []string{`"update.clip_lo"`, "clip_low"}},
+		{"wrong type", minimalYAML + "iterations: many\n", nil, []string{`"iterations"`, `"many"`, "integer"}},
+		{"wrong type nested", minimalYAML + "optim:\n  lr: fast\n", nil, []string{`"optim.lr"`, `"fast"`, "number"}},
+		{"negative seed", minimalYAML + "seed: -3\n", nil, []string{`"seed"`, "non-negative integer"}},
+		{"out of range", minimalYAML + "iterations: 0\n", nil, []string{"iterations: 0", "allowed 1.."}},
+		{"clip out of range", minimalYAML + "update:\n  clip_low: 1.5\n", nil, []string{"update.clip_low: 1.5", "allowed"}},
+		{"bad aggregation", minimalYAML + "update:\n  aggregation: mean\n", nil, []string{"update.aggregation", `"mean"`, "token-mean"}},
+		{"heads must divide", minimalYAML + "policy:\n  heads: 5\n", nil, []string{"policy.heads: 5", "divide"}},
+		{"per_iter above panel", minimalYAML + "tasks:\n  train: 4\n  per_iter: 8\n", nil, []string{"tasks.per_iter: 8", "tasks.train = 4"}},
+		{"unknown env", minimalYAML + "env: {name: mazz}\n", nil, []string{"env.name", `"mazz"`, "maze"}},
+		{"env option", minimalYAML + "env: {name: maze, size: 11}\n", nil, []string{"env maze", `"size"`, "11", "5..7"}},
+		{"env unknown option", minimalYAML + "env: {name: maze, szie: 5}\n", nil, []string{`unknown option "szie"`, "size"}},
+		{"unknown estimator", minimalYAML + "estimator: {name: ppo}\n", nil, []string{"estimator.name", `"ppo"`, "grpo"}},
+		{"estimator option", minimalYAML + "estimator: {name: grpo, epsilon: 1}\n", nil, []string{"estimator grpo", `"epsilon"`, "eps"}},
+		{"bad backend", minimalYAML + "backend: tpu\n", nil, []string{"backend", `"tpu"`, "xla:cpu"}},
+		{"missing name", "seed: 1\n", nil, []string{"name: a run name is required"}},
+		{"not yaml", "name: [unclosed\n", nil, []string{"config x.yaml"}},
+		{"bad override syntax", minimalYAML, []string{"iterations"}, []string{"--set iterations", "key.path=value"}},
+		{"override type", minimalYAML, []string{"update.epochs=two"}, []string{`"update.epochs"`, `"two"`}},
+		{"override unknown", minimalYAML, []string{"update.epocs=2"}, []string{`"update.epocs"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.yaml), tc.sets)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("want a *ConfigError, got %T: %v", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Defaults fill absent keys; overrides apply in order and may expand section shorthands.
+func TestConfigDefaultsAndOverrides(t *testing.T) {
+	cfg, err := Parse("x.yaml", []byte("name: t\nupdate:\n  epochs: 3\n"), []string{
+		"optim.lr=0.0005", "estimator=gigpo", "estimator.gamma=0.9", "env.size=6", "policy.layers=1", "name=u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Defaults()
+	switch {
+	case cfg.Update.Epochs != 3 || cfg.Update.Minibatches != d.Update.Minibatches:
+		t.Errorf("update = %+v", cfg.Update)
+	case cfg.Optim.LR != 0.0005 || cfg.Optim.GradClip != d.Optim.GradClip:
+		t.Errorf("optim = %+v", cfg.Optim)
+	case cfg.Estimator.Name != "gigpo" || cfg.Estimator.Options["gamma"] != 0.9:
+		t.Errorf("estimator = %+v", cfg.Estimator)
+	case cfg.Env.Name != "maze" || cfg.Env.Options["size"] != 6:
+		t.Errorf("env = %+v", cfg.Env)
+	case cfg.Policy.Layers != 1 || cfg.Policy.DModel != d.Policy.DModel:
+		t.Errorf("policy = %+v", cfg.Policy)
+	case cfg.Name != "u":
+		t.Errorf("name = %q", cfg.Name)
+	case cfg.Update.Loss.ClipLow != 0.2 || cfg.Update.Loss.Aggregation != "token-mean":
+		t.Errorf("loss defaults lost: %+v", cfg.Update.Loss)
+	}
+	// The resolved config round-trips through YAML.
+	again, err := Parse("resolved.yaml", cfg.YAML(), nil)
+	if err != nil {
+		t.Fatalf("resolved config does not parse: %v\n%s", err, cfg.YAML())
+	}
+	if string(again.YAML()) != string(cfg.YAML()) {
+		t.Errorf("round trip changed the config:\n%s\nvs\n%s", cfg.YAML(), again.YAML())
+	}
+}
