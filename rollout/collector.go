@@ -194,8 +194,11 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 				if len(s.action) < c.cfg.ActionMaxTokens {
 					continue
 				}
-				// Cap reached: close the action with a forced end token (context, not trained).
-				c.push(s, policy.EOAID)
+				// Cap reached: close the action with a forced end token (context, not trained);
+				// one-token actions need none, the next observation follows directly.
+				if c.cfg.ActionMaxTokens > 1 {
+					c.push(s, policy.EOAID)
+				}
 			}
 			c.act(s, st)
 		}
@@ -242,7 +245,10 @@ func (c *Collector) reset(s *slot, st *Stats) {
 // when the context cannot hold another turn.
 func (c *Collector) beginTurn(s *slot, obsText string) {
 	obs := c.vocab.Encode(nil, obsText)
-	need := len(obs) + 1 + c.cfg.ActionMaxTokens + 1
+	need := len(obs) + 1 + c.cfg.ActionMaxTokens
+	if c.cfg.ActionMaxTokens > 1 {
+		need++ // the end-of-action token
+	}
 	if c.cfg.Layout == LayoutEpisode {
 		if s.seq == nil {
 			c.push(s, s.instr...)

@@ -51,7 +51,7 @@ func ParseEstimatorRuns(list string, opts []string) ([]EstimatorRun, []string, e
 		if !found {
 			return nil, nil, fmt.Errorf("--opt %q: %q is not in --estimators", o, label)
 		}
-		runs[i].Options[key] = parseScalar(value)
+		runs[i].Options[key] = ParseScalar(value)
 	}
 	for i, r := range runs {
 		if _, err := NewEstimator(r.Name, r.Options); err != nil {
@@ -61,8 +61,8 @@ func ParseEstimatorRuns(list string, opts []string) ([]EstimatorRun, []string, e
 	return runs, labels, nil
 }
 
-// parseScalar reads a command-line value as a number or boolean when it is one.
-func parseScalar(s string) any {
+// ParseScalar reads a command-line value as a number or boolean when it is one, else a string.
+func ParseScalar(s string) any {
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return int(v)
 	}

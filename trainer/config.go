@@ -26,8 +26,13 @@ type Config struct {
 	OutDir string `yaml:"out_dir"`
 	// Seed makes the run reproducible: weights, sampling, task order and minibatches derive from it.
 	Seed uint64 `yaml:"seed"`
-	// Iterations is the number of collect → estimate → update iterations.
+	// Label names a variant in comparisons (default: the estimator name).
+	Label string `yaml:"label"`
+	// Iterations is the number of collect → estimate → update iterations (the cap when a budget is set).
 	Iterations int `yaml:"iterations"`
+	// EnvSteps is the run's budget in environment steps: training stops after the iteration that
+	// reaches it (0: no budget, run all iterations). Comparisons fix it so methods get equal budgets.
+	EnvSteps int64 `yaml:"env_steps"`
 	// Backend is the GoMLX backend: go (default), xla:cpu, xla:cuda; empty means $GOMLX_BACKEND or go.
 	Backend string `yaml:"backend"`
 	// Env selects the environment and its options.
@@ -431,6 +436,9 @@ func (c *Config) Validate() error {
 	}
 	if strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." {
 		return fmt.Errorf("name: %q must not contain path separators", c.Name)
+	}
+	if c.EnvSteps < 0 {
+		return fmt.Errorf("env_steps: %d is out of range (allowed 0 = no budget, or > 0)", c.EnvSteps)
 	}
 	if c.OutDir == "" {
 		return errors.New("out_dir: must not be empty")

@@ -217,7 +217,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		t.logf("iter 0 (untrained): %s", evalLine(m))
 		final = m
 	}
-	for t.iter < t.cfg.Iterations {
+	for t.iter < t.cfg.Iterations && !(t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps) {
 		if ctx.Err() != nil {
 			break
 		}
@@ -230,7 +230,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		if err := t.writeLine(t.metrics, m); err != nil {
 			return Summary{}, err
 		}
-		last := t.iter == t.cfg.Iterations
+		last := t.iter == t.cfg.Iterations || (t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps)
 		if last || (t.cfg.Eval.Every > 0 && t.iter%t.cfg.Eval.Every == 0) {
 			t0 := time.Now()
 			em, err := t.evaluate()

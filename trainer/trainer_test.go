@@ -123,3 +123,40 @@ func TestRunOutputs(t *testing.T) {
 		t.Fatalf("rerun into an existing run directory: %v", err)
 	}
 }
+
+// Every estimator, both layouts, the step objective, KL to the reference, dual clip and the other
+// aggregations run end to end, and the sampled log-probs match the trainer's recomputation.
+func TestRunVariants(t *testing.T) {
+	variants := [][]string{
+		{"estimator=drgrpo", "update.aggregation=seq-mean-token-sum-norm"},
+		{"estimator=gigpo", "update.aggregation=seq-mean-token-mean"},
+		{"estimator=graphgpo", "update.dual_clip=3"},
+		{"estimator=graft", "update.objective=step"},
+		{"estimator=graft", "estimator.mode=paper", "update.kl=k3"},
+		{"rollout.layout=window", "rollout.window_turns=1", "update.objective=step"},
+		{"rollout.layout=window", "rollout.sampler=graph", "rollout.action_max_tokens=2", "rollout.constrain_actions=false"},
+		{"env_steps=10", "iterations=50"},
+	}
+	for _, v := range variants {
+		t.Run(strings.Join(v, ","), func(t *testing.T) {
+			s, data := runTiny(t, t.TempDir(), append([]string{"iterations=2"}, v...)...)
+			if s.Iterations < 1 {
+				t.Fatalf("summary = %+v", s)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatal(err)
+				}
+				if m["type"] == "train" {
+					if d, _ := m["logp_diff_max"].(float64); d > 1e-4 {
+						t.Errorf("sampled vs recomputed log-prob difference %g", d)
+					}
+					if m["skipped_updates"].(float64) != 0 {
+						t.Errorf("skipped updates: %s", line)
+					}
+				}
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newTrainCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd())
+	root.AddCommand(newTrainCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd(), newPlayCmd(), newServeEnvCmd())
 	return root
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	// Labelled names each neighbour with its direction in one word (up-open, left-trap …)
 	// instead of four words in fixed order; see the package doc.
 	Labelled bool `yaml:"labelled"`
+	// GoalHint appends the direction of the goal relative to the agent (goal-up or goal-down,
+	// goal-left or goal-right; none when aligned) to every observation.
+	GoalHint bool `yaml:"goal_hint"`
 }
 
 // DefaultConfig returns the defaults for a grid of the given side. Obstacles and the turn cap grow
@@ -125,6 +128,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
 		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
+		{Key: "goal_hint", Default: "false", Help: "append the goal's direction (goal-up, goal-left …) to observations"},
 		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
 		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
 	}

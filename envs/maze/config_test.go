@@ -36,7 +36,7 @@ func TestConfigErrors(t *testing.T) {
 		opts envs.Options
 		want string
 	}{
-		{envs.Options{"szie": 5}, `env maze: unknown option "szie" (allowed: invalid_penalty, labelled, max_turns, size, success_reward, traps, walls)`},
+		{envs.Options{"szie": 5}, `env maze: unknown option "szie" (allowed: goal_hint, invalid_penalty, labelled, max_turns, size, success_reward, traps, walls)`},
 		{envs.Options{"name": "maze"}, `unknown option "name"`},
 		{envs.Options{"size": 9}, `env maze: option "size": 9 is out of range (allowed 5..7)`},
 		{envs.Options{"size": 4}, `option "size": 4 is out of range (allowed 5..7)`},
@@ -72,8 +72,8 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Options) != 7 {
-		t.Errorf("%d option docs, want 7", len(s.Options))
+	if len(s.Options) != 8 {
+		t.Errorf("%d option docs, want 8", len(s.Options))
 	}
 	for _, d := range s.Options {
 		if _, err := ConfigFromOptions(envs.Options{d.Key + "x": 1}); err == nil || !strings.Contains(err.Error(), d.Key) {

@@ -14,7 +14,7 @@ func suiteOptions() []envtest.Option {
 	return []envtest.Option{
 		envtest.ActionSet("up", "down", "left", "right"),
 		envtest.Penalty(DefaultConfig(DefaultSize).InvalidPenalty),
-		envtest.MaxVocabulary(40),
+		envtest.MaxVocabulary(48),
 	}
 }
 

@@ -62,7 +62,8 @@ const (
 	// position words go up to MaxSize whatever the size, so one vocabulary serves every maze.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid " +
 		"up-open up-wall up-trap up-goal down-open down-wall down-trap down-goal " +
-		"left-open left-wall left-trap left-goal right-open right-wall right-trap right-goal"
+		"left-open left-wall left-trap left-goal right-open right-wall right-trap right-goal " +
+		"goal-up goal-down goal-left goal-right"
 	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
 	// unchanged position is its own fault and not a no-op move.
 	invalidWord = "invalid"
@@ -249,7 +250,28 @@ func (m *Maze) text(invalid bool) string {
 		}
 		b = append(b, m.look(m.agent, d).word()...)
 	}
+	if m.cfg.GoalHint {
+		b = m.appendGoalHint(b)
+	}
 	return string(b)
+}
+
+// appendGoalHint appends the goal's direction: its row side, then its column side.
+func (m *Maze) appendGoalHint(b []byte) []byte {
+	ar, ac, gr, gc := row(m.agent), col(m.agent), row(m.goal), col(m.goal)
+	switch {
+	case gr < ar:
+		b = append(b, " goal-up"...)
+	case gr > ar:
+		b = append(b, " goal-down"...)
+	}
+	switch {
+	case gc < ac:
+		b = append(b, " goal-left"...)
+	case gc > ac:
+		b = append(b, " goal-right"...)
+	}
+	return b
 }
 
 // endText is the observation of a terminal state: the position and the cell the agent ended on.

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/openenv" // also registers the openenv client env
+)
+
+// tokenEnvVar holds the bearer token when --token is not given, so that it stays out of the
+// process list.
+const tokenEnvVar = "GRAFTRL_SERVE_TOKEN"
+
+// serveEnvOptions are the flags of `graftrl serve-env`.
+type serveEnvOptions struct {
+	env             string
+	addr            string
+	sets            []string
+	maxSessions     int
+	token           string
+	idleTimeout     time.Duration
+	callTimeout     time.Duration
+	maxMessageBytes int64
+	allowRemote     bool
+	verbose         bool
+}
+
+func newServeEnvCmd() *cobra.Command {
+	o := &serveEnvOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve-env --env NAME [--addr 127.0.0.1:8000] [--set key=value ...]",
+		Short: "Serve an environment over OpenEnv (WebSocket /ws) to OpenEnv clients such as TRL",
+		Long: `Serve a registered environment over the OpenEnv protocol (see envs/openenv/README.md): one
+environment instance per WebSocket session on /ws, plus GET /health, /schema, /metadata, /state and
+the stateless POST /reset and /step. --set gives env options as in the env section of a config
+(--set size=6 --set traps=2). The server listens on loopback unless --allow-remote is given; with
+--token (or $` + tokenEnvVar + `) every route but /health needs "Authorization: Bearer <token>".
+It runs until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := o.serverOptions()
+			if err != nil {
+				return err
+			}
+			return serveEnvRun(cmd.Context(), opts, cmd.ErrOrStderr(), o.verbose)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.env, "env", "", "environment to serve (graftrl envs list)")
+	f.StringVar(&o.addr, "addr", openenv.DefaultAddr, "listen address host:port")
+	f.StringArrayVar(&o.sets, "set", nil, "env option key=value (repeatable)")
+	f.IntVar(&o.maxSessions, "max-sessions", openenv.DefaultMaxSessions, "concurrent WebSocket sessions; more get CAPACITY_REACHED")
+	f.StringVar(&o.token, "token", "", "bearer token required on every route but /health (default $"+tokenEnvVar+")")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", openenv.DefaultIdleTimeout, "close sessions idle this long (0: never)")
+	f.DurationVar(&o.callTimeout, "call-timeout", openenv.DefaultCallTimeout, "bound on one env call; a session past it is closed (0: none)")
+	f.Int64Var(&o.maxMessageBytes, "max-message-bytes", openenv.DefaultMaxMessageBytes, "largest WebSocket message or request body")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address reachable from other machines (set --token too)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every session")
+	return cmd
+}
+
+// serverOptions turns the flags into server options; bad flags are usage errors (exit 2).
+func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
+	if o.env == "" {
+		return openenv.ServerOptions{}, &usageError{"serve-env: --env NAME is required"}
+	}
+	if o.maxSessions < 1 || o.maxMessageBytes < 256 || o.idleTimeout < 0 || o.callTimeout < 0 {
+		return openenv.ServerOptions{}, &usageError{"serve-env: --max-sessions must be >= 1, --max-message-bytes >= 256, and timeouts >= 0"}
+	}
+	envOpts := envs.Options{}
+	for _, s := range o.sets {
+		key, value, ok := strings.Cut(s, "=")
+		if !ok || key == "" || strings.ContainsAny(key, ". ") {
+			return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --set %q: want key=value with an env option key", s)}
+		}
+		// A YAML scalar, as in a config file: 6 is a number, true a bool, [a, b] a list.
+		var v any = value
+		if value != "" {
+			if err := yaml.Unmarshal([]byte(value), &v); err != nil {
+				return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --set %s: %v", s, err)}
+			}
+		}
+		envOpts[key] = v
+	}
+	token := o.token
+	if token == "" {
+		token = os.Getenv(tokenEnvVar)
+	}
+	// 0 means "never" on the command line; the package reads 0 as "default" and negative as never.
+	never := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return openenv.ServerOptions{Env: o.env, EnvOptions: envOpts, Addr: o.addr, AllowRemote: o.allowRemote,
+		MaxSessions: o.maxSessions, Token: token, IdleTimeout: never(o.idleTimeout), CallTimeout: never(o.callTimeout),
+		MaxMessageBytes: o.maxMessageBytes}, nil
+}
+
+// serveEnvRun serves until ctx is done or the process is interrupted.
+func serveEnvRun(ctx context.Context, opts openenv.ServerOptions, out io.Writer, verbose bool) error {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
+	srv, err := openenv.NewServer(opts)
+	if err != nil {
+		// Unknown env, bad options or an address the flags do not allow: refused before serving.
+		return &usageError{"serve-env: " + err.Error()}
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return fmt.Errorf("serve-env: %w", err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	auth := "no token"
+	if opts.Token != "" {
+		auth = "bearer token required"
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(out, "graftrl: serving %s over OpenEnv on ws://%s/ws (HTTP http://%s; up to %d sessions; %s)\n",
+		opts.Env, addr, addr, opts.MaxSessions, auth)
+	if err := srv.Serve(ctx, ln); err != nil {
+		return fmt.Errorf("serve-env: %w", err)
+	}
+	fmt.Fprintln(out, "graftrl: serve-env stopped")
+	return nil
+}

@@ -1,0 +1,121 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CSV files WriteCSV writes, one per table of the report plus the plotted series.
+const (
+	PerEnvCSV    = "per_env.csv"
+	AggregateCSV = "aggregate.csv"
+	RunsCSV      = "runs.csv"
+	CurvesCSV    = "curves.csv"
+	ProfilesCSV  = "profiles.csv"
+)
+
+// csvNum formats a number for the CSV files: six significant digits, empty for NaN (undefined).
+func csvNum(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func csvEst(e Estimate) []string { return []string{csvNum(e.Value), csvNum(e.Lo), csvNum(e.Hi)} }
+
+// PerEnvTable is the per-environment table: one row per environment and method.
+func (c *Comparison) PerEnvTable() [][]string {
+	rows := [][]string{{"env", "method", "n", "seeds", "budget_min", "budget_max", "mean", "std",
+		"iqm", "iqm_lo", "iqm_hi", "p_improve", "p_improve_lo", "p_improve_hi", "welch_t", "welch_df", "welch_p"}}
+	for _, cell := range c.Cells {
+		var seeds []string
+		for _, s := range cell.Seeds() {
+			seeds = append(seeds, strconv.FormatUint(s, 10))
+		}
+		row := []string{cell.Env, cell.Method, strconv.Itoa(cell.N()), strings.Join(seeds, " "),
+			strconv.FormatInt(cell.BudgetMin, 10), strconv.FormatInt(cell.BudgetMax, 10),
+			csvNum(cell.Mean), csvNum(cell.Std)}
+		row = append(row, csvEst(cell.IQM)...)
+		row = append(row, csvEst(cell.Improvement)...)
+		row = append(row, csvNum(cell.Welch.T), csvNum(cell.Welch.DF), csvNum(cell.Welch.P))
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// AggregateTable is the aggregate table: one row per method, on normalised scores.
+func (c *Comparison) AggregateTable() [][]string {
+	rows := [][]string{{"method", "envs", "n", "iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo", "mean_hi",
+		"p_improve", "p_improve_lo", "p_improve_hi"}}
+	for _, a := range c.Aggregate {
+		row := []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N)}
+		row = append(row, csvEst(a.IQM)...)
+		row = append(row, csvEst(a.Mean)...)
+		row = append(row, csvEst(a.Improvement)...)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// RunsTable lists every run with its final score.
+func (c *Comparison) RunsTable() [][]string {
+	rows := [][]string{{"dir", "name", "env", "method", "estimator", "seed", "iterations", "env_steps", "tokens", "complete", "final"}}
+	for _, cell := range c.Cells {
+		for i, r := range cell.Runs {
+			rows = append(rows, []string{r.Dir, r.Name, r.Env, r.Method, r.Estimator, strconv.FormatUint(r.Seed, 10),
+				strconv.Itoa(r.Iterations), strconv.FormatInt(r.EnvSteps, 10), strconv.FormatInt(r.Tokens, 10),
+				strconv.FormatBool(r.Complete), csvNum(cell.Scores[i])})
+		}
+	}
+	return rows
+}
+
+// CurvesTable holds the plotted learning curves.
+func (c *Comparison) CurvesTable() [][]string {
+	rows := [][]string{{"env", "method", "n", "env_steps", "iqm", "lo", "hi"}}
+	for _, cv := range c.Curves {
+		for k, e := range cv.IQM {
+			rows = append(rows, append([]string{cv.Env, cv.Method, strconv.Itoa(cv.N), csvNum(cv.EnvSteps[k])}, csvEst(e)...))
+		}
+	}
+	return rows
+}
+
+// ProfilesTable holds the plotted performance profiles.
+func (c *Comparison) ProfilesTable() [][]string {
+	rows := [][]string{{"method", "tau", "frac", "lo", "hi"}}
+	for _, p := range c.Profiles {
+		for k, e := range p.Frac {
+			rows = append(rows, append([]string{p.Method, csvNum(p.Tau[k])}, csvEst(e)...))
+		}
+	}
+	return rows
+}
+
+// WriteCSV writes every table and plotted series of the comparison as CSV files into dir.
+func (c *Comparison) WriteCSV(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("csv: %w", err)
+	}
+	for name, rows := range map[string][][]string{
+		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(),
+		CurvesCSV: c.CurvesTable(), ProfilesCSV: c.ProfilesTable(),
+	} {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		if err := w.WriteAll(rows); err != nil {
+			return fmt.Errorf("csv %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("csv: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,564 @@
+package compare
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PNGDPI is the resolution of PNG figures.
+const PNGDPI = 150
+
+// Figure is a titled grid of plot panels with one legend at the right, ready to be written as
+// PNG or SVG. Build one with CurvesFigure, FinalFigure, ImprovementFigure or ProfileFigure, or
+// assemble your own.
+type Figure struct {
+	Width, Height vg.Length
+	// Title is drawn centred above the panels.
+	Title string
+	// Panels are the plots, row-major; nil cells stay empty. Panels are aligned so that their
+	// data areas have equal sizes.
+	Panels [][]*plot.Plot
+	// Legend, when set, is drawn in a column right of the panels.
+	Legend *plot.Legend
+}
+
+// Save writes the figure to path; the extension chooses the format (.png, .svg).
+func (f *Figure) Save(path string) error {
+	var buf bytes.Buffer
+	if err := f.Encode(&buf, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// Encode writes the figure as "png" (at PNGDPI) or "svg".
+func (f *Figure) Encode(w io.Writer, format string) error {
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(PNGDPI))}
+	case "svg":
+		c = vgsvg.New(f.Width, f.Height)
+	default:
+		return fmt.Errorf("unsupported figure format %q (png, svg)", format)
+	}
+	f.Draw(draw.New(c))
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// Draw draws the figure on a canvas.
+func (f *Figure) Draw(dc draw.Canvas) {
+	dc.FillPolygon(color.White, []vg.Point{dc.Min, {X: dc.Max.X, Y: dc.Min.Y}, dc.Max, {X: dc.Min.X, Y: dc.Max.Y}})
+	pad := vg.Points(8)
+	dc.Min.X += pad
+	dc.Min.Y += pad
+	dc.Max.X -= pad
+	dc.Max.Y -= pad
+	if f.Title != "" {
+		sty := textStyle(13)
+		if w := sty.Width(f.Title); w > dc.Max.X-dc.Min.X {
+			// Shrink a title too long for the figure rather than cut it off.
+			sty = textStyle(max(13*(dc.Max.X-dc.Min.X)/w, 7))
+		}
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y}, f.Title)
+		dc.Max.Y -= sty.Height(f.Title) + vg.Points(6)
+	}
+	if f.Legend != nil {
+		r := f.Legend.Rectangle(dc)
+		w := r.Max.X - r.Min.X
+		legend := dc
+		legend.Min.X = dc.Max.X - w
+		legend.Max.Y -= vg.Points(16) // level with the top of the data area, below panel titles
+		f.Legend.Top, f.Legend.Left = true, true
+		f.Legend.Draw(legend)
+		dc.Max.X -= w + vg.Points(12)
+	}
+	rows := len(f.Panels)
+	if rows == 0 {
+		return
+	}
+	cols := 0
+	for _, r := range f.Panels {
+		cols = max(cols, len(r))
+	}
+	grid := make([][]*plot.Plot, rows)
+	for i, r := range f.Panels {
+		grid[i] = make([]*plot.Plot, cols)
+		copy(grid[i], r)
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14)}
+	canvases := plot.Align(grid, tiles, dc)
+	for i := range grid {
+		for j, p := range grid[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+}
+
+// palette is the Okabe–Ito colour-blind-safe palette (its yellow left out: unreadable on white).
+func palette(i int) color.NRGBA {
+	cs := [...]color.NRGBA{
+		{0x00, 0x72, 0xB2, 0xff}, // blue
+		{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+		{0x00, 0x9E, 0x73, 0xff}, // bluish green
+		{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+		{0xE6, 0x9F, 0x00, 0xff}, // orange
+		{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+		{0x00, 0x00, 0x00, 0xff}, // black
+		{0x88, 0x88, 0x88, 0xff}, // grey
+	}
+	return cs[i%len(cs)]
+}
+
+// dashes keeps methods apart when the palette wraps around.
+func dashes(i int) []vg.Length {
+	if i < 8 {
+		return nil
+	}
+	return []vg.Length{vg.Points(5), vg.Points(3)}
+}
+
+func withAlpha(c color.NRGBA, a uint8) color.NRGBA {
+	c.A = a
+	return c
+}
+
+func textStyle(size vg.Length) draw.TextStyle {
+	sty := plot.New().Title.TextStyle
+	sty.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, size)
+	return sty
+}
+
+// newPlot returns a plot in the report's style: sans-serif text, a light grid.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.Title.Padding = vg.Points(6)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 11)
+		a.Tick.Label.Font = font.From(sans, 9)
+	}
+	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+	p.Legend.TextStyle.Font = font.From(sans, 10)
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 225}
+	g.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(g)
+	return p
+}
+
+func newLegend() *plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, 10)
+	l.Padding = vg.Points(4)
+	return &l
+}
+
+// stepTicks labels env-step axes compactly (25k, 1.5M).
+type stepTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (stepTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = formatSteps(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+func formatSteps(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e6:
+		return trimFloat(v/1e6) + "M"
+	case a >= 1e3:
+		return trimFloat(v/1e3) + "k"
+	}
+	return trimFloat(v)
+}
+
+func trimFloat(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// methodIndex is a method's place in c.Methods, which fixes its colour in every figure.
+func (c *Comparison) methodIndex(m string) int {
+	for i, x := range c.Methods {
+		if x == m {
+			return i
+		}
+	}
+	return 0
+}
+
+// band is the filled confidence band of a curve, NaN points left out.
+func band(xs []float64, est []Estimate, col color.NRGBA) (*plotter.Polygon, error) {
+	var upper, lower plotter.XYs
+	for k, e := range est {
+		if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
+			continue
+		}
+		upper = append(upper, plotter.XY{X: xs[k], Y: e.Hi})
+		lower = append(lower, plotter.XY{X: xs[k], Y: e.Lo})
+	}
+	if len(upper) == 0 {
+		return nil, nil
+	}
+	ring := append(plotter.XYs{}, upper...)
+	for k := len(lower) - 1; k >= 0; k-- {
+		ring = append(ring, lower[k])
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil, err
+	}
+	poly.Color = withAlpha(col, 0x38)
+	poly.LineStyle.Width = 0
+	return poly, nil
+}
+
+func curveLine(xs []float64, est []Estimate, i int) (*plotter.Line, error) {
+	var pts plotter.XYs
+	for k, e := range est {
+		if !math.IsNaN(e.Value) {
+			pts = append(pts, plotter.XY{X: xs[k], Y: e.Value})
+		}
+	}
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = palette(i)
+	l.Width = vg.Points(2)
+	l.Dashes = dashes(i)
+	return l, nil
+}
+
+// series is one method's line with its band.
+type series struct {
+	label string
+	index int // place in Comparison.Methods: fixes the colour
+	xs    []float64
+	est   []Estimate
+}
+
+// addSeries draws every band before any line, so that no band veils another method's line, and
+// returns the legend of the lines.
+func addSeries(p *plot.Plot, ss []series) (*plot.Legend, error) {
+	for _, s := range ss {
+		poly, err := band(s.xs, s.est, palette(s.index))
+		if err != nil {
+			return nil, err
+		}
+		if poly != nil {
+			p.Add(poly)
+		}
+	}
+	legend := newLegend()
+	for _, s := range ss {
+		l, err := curveLine(s.xs, s.est, s.index)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			p.Add(l)
+			legend.Add(s.label, l)
+		}
+	}
+	return legend, nil
+}
+
+// rateTicks labels [0, 1] axes every 0.2.
+type rateTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for k := 0; k <= 20; k++ {
+		v := float64(k) / 20
+		if v < lo-1e-9 || v > hi+1e-9 {
+			continue
+		}
+		label := ""
+		if k%4 == 0 {
+			label = strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: label})
+	}
+	return ts
+}
+
+// CurvesFigure is the learning curve of every method in one environment: the IQM across seeds of
+// the metric against env steps, with its 95 % bootstrap band.
+func (c *Comparison) CurvesFigure(env string) (*Figure, error) {
+	p := newPlot("", "env steps", c.Options.Metric)
+	p.X.Tick.Marker = stepTicks{}
+	var ss []series
+	for _, cv := range c.Curves {
+		if cv.Env == env {
+			ss = append(ss, series{fmt.Sprintf("%s (n=%d)", cv.Method, cv.N), c.methodIndex(cv.Method), cv.EnvSteps, cv.IQM})
+		}
+	}
+	if len(ss) == 0 {
+		return nil, fmt.Errorf("curves: no curve for env %q", env)
+	}
+	legend, err := addSeries(p, ss)
+	if err != nil {
+		return nil, err
+	}
+	if isRate(c.Options.Metric) {
+		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, 0), math.Max(p.Y.Max, 1)
+		p.Y.Tick.Marker = rateTicks{}
+	}
+	title := fmt.Sprintf("%s: IQM of %s across seeds, 95 %% CI band", env, c.Options.Metric)
+	return &Figure{Width: max(7.5*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
+		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
+}
+
+// isRate reports metrics that are shares in [0, 1].
+func isRate(metric string) bool {
+	return strings.HasSuffix(metric, "success") || strings.HasSuffix(metric, "_rate") || strings.HasSuffix(metric, "truncated")
+}
+
+// intervalPanel draws one estimate per row (first row on top): a dot at the value and a whisker
+// over its interval.
+func (c *Comparison) intervalPanel(title, xlabel string, rows []string, est []Estimate, ref float64) (*plot.Plot, error) {
+	p := newPlot(title, xlabel, "")
+	n := len(rows)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, e := range est {
+		if math.IsNaN(e.Value) {
+			continue
+		}
+		i := c.methodIndex(rows[k])
+		y := float64(n - 1 - k)
+		xy := plotter.XYs{{X: e.Value, Y: y}}
+		if !math.IsNaN(e.Lo) {
+			bars, err := plotter.NewXErrorBars(struct {
+				plotter.XYer
+				plotter.XErrorer
+			}{xy, plotter.XErrors{{Low: e.Value - e.Lo, High: e.Hi - e.Value}}})
+			if err != nil {
+				return nil, err
+			}
+			bars.Color = palette(i)
+			bars.Width = vg.Points(2.5)
+			bars.CapWidth = vg.Points(8)
+			p.Add(bars)
+			lo, hi = math.Min(lo, e.Lo), math.Max(hi, e.Hi)
+		}
+		dot, err := plotter.NewScatter(xy)
+		if err != nil {
+			return nil, err
+		}
+		dot.Color = palette(i)
+		dot.Shape = draw.CircleGlyph{}
+		dot.Radius = vg.Points(4)
+		p.Add(dot)
+		lo, hi = math.Min(lo, e.Value), math.Max(hi, e.Value)
+	}
+	if !math.IsNaN(ref) {
+		lo, hi = math.Min(lo, ref), math.Max(hi, ref)
+		vline, err := plotter.NewLine(plotter.XYs{{X: ref, Y: -0.5}, {X: ref, Y: float64(n) - 0.5}})
+		if err != nil {
+			return nil, err
+		}
+		vline.Color = color.Gray{Y: 90}
+		vline.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(vline)
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	span := hi - lo
+	if span == 0 {
+		span = math.Max(math.Abs(hi), 1)
+	}
+	p.X.Min, p.X.Max = lo-0.08*span, hi+0.08*span
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	labels := make([]string, n)
+	for k, m := range rows {
+		labels[n-1-k] = m
+	}
+	p.NominalY(labels...)
+	p.Y.Padding = 0
+	return p, nil
+}
+
+// shareX gives every panel the union of their x ranges.
+func shareX(panels []*plot.Plot) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range panels {
+		lo, hi = math.Min(lo, p.X.Min), math.Max(hi, p.X.Max)
+	}
+	for _, p := range panels {
+		p.X.Min, p.X.Max = lo, hi
+	}
+}
+
+// panelGrid lays panels out in one row when there are at most four, else in rows of three.
+func panelGrid(panels []*plot.Plot) [][]*plot.Plot {
+	cols := 3
+	if len(panels) <= 4 {
+		cols = max(len(panels), 1)
+	}
+	var grid [][]*plot.Plot
+	for i := 0; i < len(panels); i += cols {
+		grid = append(grid, panels[i:min(i+cols, len(panels))])
+	}
+	return grid
+}
+
+// figureSize gives each column 3.2 inches and each row rowHeight, widening the figure when the
+// title would not fit.
+func figureSize(grid [][]*plot.Plot, rowHeight vg.Length, title string) (vg.Length, vg.Length) {
+	cols := 0
+	for _, r := range grid {
+		cols = max(cols, len(r))
+	}
+	w := vg.Length(math.Max(3.2*float64(cols), 5.5)) * vg.Inch
+	w = max(w, textStyle(13).Width(title)+vg.Inch/2)
+	return w, rowHeight*vg.Length(len(grid)) + 0.6*vg.Inch
+}
+
+// FinalFigure shows each method's IQM final score with its 95 % interval: one panel per
+// environment, then the aggregate over environments on normalised scores.
+func (c *Comparison) FinalFigure() (*Figure, error) {
+	var panels []*plot.Plot
+	for _, env := range c.Envs {
+		var rows []string
+		var est []Estimate
+		for _, m := range c.Methods {
+			if cell := c.cell(env, m); cell != nil {
+				rows, est = append(rows, m), append(est, cell.IQM)
+			}
+		}
+		p, err := c.intervalPanel(env, "IQM", rows, est, math.NaN())
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	if len(c.Envs) > 1 {
+		var rows []string
+		var est []Estimate
+		for _, a := range c.Aggregate {
+			rows, est = append(rows, a.Method), append(est, a.IQM)
+		}
+		p, err := c.intervalPanel("aggregate", "IQM of normalised score", rows, est, math.NaN())
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	if isRate(c.Options.Metric) {
+		shareX(panels) // rates (and their [0, 1] normalisation) share one scale across panels
+	}
+	grid := panelGrid(panels)
+	title := fmt.Sprintf("Final %s: IQM across seeds with 95 %% CI", c.Options.Metric)
+	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods))+1.3*vg.Inch, title)
+	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+}
+
+// ImprovementFigure shows P(method > baseline) with its 95 % interval for every other method:
+// one panel per environment, then the average over environments. 0.5 (dashed) is no difference.
+func (c *Comparison) ImprovementFigure() (*Figure, error) {
+	if len(c.Methods) < 2 {
+		return nil, errors.New("improvement: one method only, nothing to compare with the baseline")
+	}
+	base := c.Options.Baseline
+	var panels []*plot.Plot
+	add := func(title string, rows []string, est []Estimate) error {
+		p, err := c.intervalPanel(title, "P(method > "+base+")", rows, est, 0.5)
+		if err != nil {
+			return err
+		}
+		p.X.Min, p.X.Max = math.Min(p.X.Min, 0), math.Max(p.X.Max, 1)
+		panels = append(panels, p)
+		return nil
+	}
+	for _, env := range c.Envs {
+		var rows []string
+		var est []Estimate
+		for _, m := range c.Methods[1:] {
+			if cell := c.cell(env, m); cell != nil && !math.IsNaN(cell.Improvement.Value) {
+				rows, est = append(rows, m), append(est, cell.Improvement)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if err := add(env, rows, est); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Envs) > 1 {
+		var rows []string
+		var est []Estimate
+		for _, a := range c.Aggregate[1:] {
+			rows, est = append(rows, a.Method), append(est, a.Improvement)
+		}
+		if err := add("average over envs", rows, est); err != nil {
+			return nil, err
+		}
+	}
+	if len(panels) == 0 {
+		return nil, errors.New("improvement: no environment has both a method and the baseline")
+	}
+	grid := panelGrid(panels)
+	title := fmt.Sprintf("Probability of improvement over %s (final %s), 95 %% CI", base, c.Options.Metric)
+	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods)-1)+1.3*vg.Inch, title)
+	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+}
+
+// ProfileFigure is the aggregate performance profile: for each threshold τ, the fraction of runs
+// (pooled over environments) whose normalised final score exceeds τ, with 95 % bands.
+func (c *Comparison) ProfileFigure() (*Figure, error) {
+	p := newPlot("", "normalised score τ", "fraction of runs with score > τ")
+	var ss []series
+	for _, pr := range c.Profiles {
+		ss = append(ss, series{pr.Method, c.methodIndex(pr.Method), pr.Tau, pr.Frac})
+	}
+	legend, err := addSeries(p, ss)
+	if err != nil {
+		return nil, err
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = rateTicks{}
+	if len(c.Profiles) > 0 {
+		if taus := c.Profiles[0].Tau; taus[0] >= 0 && taus[len(taus)-1] <= 1 {
+			p.X.Tick.Marker = rateTicks{}
+		}
+	}
+	title := fmt.Sprintf("Performance profile of final %s over %d env(s), 95 %% CI band", c.Options.Metric, len(c.Envs))
+	return &Figure{Width: max(7*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
+		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
+}

@@ -1,0 +1,414 @@
+package compare
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Report files and the plot folder WriteReport writes into its directory.
+const (
+	ReportMarkdown = "report.md"
+	ReportHTML     = "report.html"
+	PlotDir        = "plots"
+)
+
+// WriteReport writes the comparison into dir: report.md (tables, protocol, configs, plots
+// linked from plots/), report.html (the same, self-contained: plots inlined as base64 PNG), the
+// CSV files of WriteCSV and the PNG and SVG plots of WritePlots. Existing files are replaced.
+func WriteReport(dir string, c *Comparison) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	plots, err := c.WritePlots(filepath.Join(dir, PlotDir))
+	if err != nil {
+		return err
+	}
+	if err := c.WriteCSV(dir); err != nil {
+		return err
+	}
+	doc := c.document(plots)
+	if err := os.WriteFile(filepath.Join(dir, ReportMarkdown), []byte(doc.markdown()), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	page, err := doc.html(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ReportHTML), []byte(page), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// PlotFiles names the figures WritePlots wrote, relative to its directory, without extension
+// (each exists as .png and .svg). Curves maps an environment to its learning-curve figure;
+// Improvement is empty with a single method.
+type PlotFiles struct {
+	Curves      map[string]string
+	Final       string
+	Improvement string
+	Profile     string
+}
+
+// fileName keeps an environment name safe as a file name.
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// WritePlots writes every figure of the comparison into dir as PNG and SVG.
+func (c *Comparison) WritePlots(dir string) (PlotFiles, error) {
+	files := PlotFiles{Curves: map[string]string{}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return files, fmt.Errorf("plots: %w", err)
+	}
+	save := func(f *Figure, name string) error {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := f.Save(filepath.Join(dir, name+ext)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, env := range c.Envs {
+		f, err := c.CurvesFigure(env)
+		if err != nil {
+			return files, err
+		}
+		name := "curves-" + fileName(env)
+		if err := save(f, name); err != nil {
+			return files, err
+		}
+		files.Curves[env] = name
+	}
+	f, err := c.FinalFigure()
+	if err != nil {
+		return files, err
+	}
+	if err := save(f, "final"); err != nil {
+		return files, err
+	}
+	files.Final = "final"
+	if len(c.Methods) > 1 {
+		f, err := c.ImprovementFigure()
+		if err != nil {
+			return files, err
+		}
+		if err := save(f, "improvement"); err != nil {
+			return files, err
+		}
+		files.Improvement = "improvement"
+	}
+	if f, err = c.ProfileFigure(); err != nil {
+		return files, err
+	}
+	if err := save(f, "profile"); err != nil {
+		return files, err
+	}
+	files.Profile = "profile"
+	return files, nil
+}
+
+// fmtNum formats a table number: three decimals, "n/a" when undefined.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func fmtEst(e Estimate) string {
+	if math.IsNaN(e.Value) {
+		return "—"
+	}
+	return fmt.Sprintf("%s [%s, %s]", fmtNum(e.Value), fmtNum(e.Lo), fmtNum(e.Hi))
+}
+
+func fmtP(w WelchResult) string {
+	if math.IsNaN(w.P) {
+		return "n/a"
+	}
+	p := strconv.FormatFloat(w.P, 'g', 3, 64)
+	if w.P < 0.001 {
+		p = "<0.001"
+	}
+	return fmt.Sprintf("%s (t=%.2f, df=%.1f)", p, w.T, w.DF)
+}
+
+func joinInts[T int | int64 | uint64](v []T) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	if len(s) == 0 {
+		return "?"
+	}
+	return strings.Join(s, ", ")
+}
+
+// The report is built once as a list of blocks and rendered twice, as Markdown and as HTML.
+type (
+	heading struct {
+		level int
+		text  string
+	}
+	para   string
+	bullet []string
+	table  struct {
+		head []string
+		rows [][]string
+	}
+	figure struct{ alt, file string } // file relative to the report directory, without extension
+	code   struct{ lang, text string }
+	doc    []any
+)
+
+func (c *Comparison) document(plots PlotFiles) doc {
+	o := c.Options
+	base := o.Baseline
+	d := doc{heading{1, o.Title}}
+	d = append(d, para(fmt.Sprintf("%d runs: %d environment(s) × %d method(s). Metric: %s. Baseline: %s.",
+		len(c.Runs), len(c.Envs), len(c.Methods), o.Metric, base)))
+	if len(c.Warnings) > 0 {
+		d = append(d, heading{2, "Warnings"}, bullet(c.Warnings))
+	}
+
+	p := c.Protocol
+	var budgets []string
+	for _, b := range p.Budgets {
+		s := fmt.Sprintf("%s: %d–%d env steps", b.Env, b.Min, b.Max)
+		if b.Min == b.Max {
+			s = fmt.Sprintf("%s: %d env steps", b.Env, b.Min)
+		}
+		if b.Common > 0 {
+			s += fmt.Sprintf(" (scores read at %d)", b.Common)
+		}
+		budgets = append(budgets, s)
+	}
+	tol := "equal budgets required"
+	if o.BudgetTolerance > 0 {
+		tol = fmt.Sprintf("budgets within %.1f %% of each other required", 100*o.BudgetTolerance)
+	}
+	if o.Force {
+		tol += " (forced)"
+	}
+	if o.Final == FinalCommonBudget {
+		tol = "equal by construction (scores read at a common budget)"
+	}
+	d = append(d, heading{2, "Protocol"}, table{head: []string{"item", "value"}, rows: [][]string{
+		{"metric", p.Metric},
+		{"evaluation", fmt.Sprintf("%s, %s; %s episode(s) per evaluation", p.Panel, p.Decoding, joinInts(p.EvalEpisodes))},
+		{"final score", p.Final},
+		{"seeds", fmt.Sprintf("%s (%s runs per environment and method)", joinInts(p.Seeds), rangeText(p.SeedsMin, p.SeedsMax))},
+		{"iterations", joinInts(p.Iterations)},
+		{"evaluation every", joinInts(p.EvalEvery) + " iteration(s)"},
+		{"tasks per iteration × group size", joinInts(p.PerIter) + " × " + joinInts(p.GroupSize)},
+		{"panel seed", joinInts(p.PanelSeed)},
+		{"budget (final env steps)", strings.Join(budgets, "; ")},
+		{"budget check", tol},
+		{"statistics", fmt.Sprintf("IQM = scipy trim_mean(x, 0.25); %g %% stratified percentile bootstrap CIs, %d resamples, seed %d; P(X > Y) Mann–Whitney with ties ½; Welch t-test two-sided",
+			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
+	}})
+
+	d = append(d, heading{2, "Results per environment"},
+		para(fmt.Sprintf("Final %s per run; IQM with its %g %% bootstrap interval; P(> %s) is the probability that a run of the method beats a run of the baseline; Welch's p tests equal means against %s.",
+			o.Metric, 100*o.Bootstrap.Confidence, base, base)))
+	head := []string{"method", "n", "seeds", "budget (env steps)", "mean", "std", "IQM [95 % CI]", "P(> " + base + ") [95 % CI]", "Welch p"}
+	for _, env := range c.Envs {
+		t := table{head: head}
+		for _, cell := range c.Cells {
+			if cell.Env != env {
+				continue
+			}
+			budget := strconv.FormatInt(cell.BudgetMin, 10)
+			if cell.BudgetMax != cell.BudgetMin {
+				budget += "–" + strconv.FormatInt(cell.BudgetMax, 10)
+			}
+			t.rows = append(t.rows, []string{cell.Method, strconv.Itoa(cell.N()), joinInts(cell.Seeds()), budget,
+				fmtNum(cell.Mean), fmtNum(cell.Std), fmtEst(cell.IQM), fmtEst(cell.Improvement), fmtP(cell.Welch)})
+		}
+		d = append(d, heading{3, env}, t)
+		if f, ok := plots.Curves[env]; ok {
+			d = append(d, figure{"learning curves in " + env, filepath.ToSlash(filepath.Join(PlotDir, f))})
+		}
+	}
+
+	var ranges []string
+	for _, env := range c.Envs {
+		r := c.rangeOf(env)
+		ranges = append(ranges, fmt.Sprintf("%s [%g, %g]", env, r.Lo, r.Hi))
+	}
+	t := table{head: []string{"method", "envs", "runs", "IQM (normalised) [95 % CI]", "mean (normalised) [95 % CI]", "P(> " + base + ") [95 % CI]"}}
+	for _, a := range c.Aggregate {
+		t.rows = append(t.rows, []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N), fmtEst(a.IQM), fmtEst(a.Mean), fmtEst(a.Improvement)})
+	}
+	d = append(d, heading{2, "Aggregate over environments"},
+		para("Scores are min–max normalised per environment ("+strings.Join(ranges, "; ")+"), then pooled over environments for IQM, mean and the profile; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
+		t)
+	if plots.Final != "" {
+		d = append(d, figure{"final scores", filepath.ToSlash(filepath.Join(PlotDir, plots.Final))})
+	}
+	if plots.Improvement != "" {
+		d = append(d, figure{"probability of improvement", filepath.ToSlash(filepath.Join(PlotDir, plots.Improvement))})
+	}
+	if plots.Profile != "" {
+		d = append(d, figure{"performance profile", filepath.ToSlash(filepath.Join(PlotDir, plots.Profile))})
+	}
+
+	d = append(d, heading{2, "Definitions"}, bullet{
+		"IQM: interquartile mean, scipy.stats.trim_mean(x, 0.25): sort the n scores, drop ⌊n/4⌋ at each end, average the rest (n < 4: the mean).",
+		"Confidence intervals: percentile bootstrap; each resample draws, independently per method and per environment, as many runs as there are, with replacement.",
+		"P(X > Y): share of (run of X, run of Y) pairs where X scores higher, ties ½, per environment; averaged over environments.",
+		"Welch p: two-sided Welch t-test on final scores, Welch–Satterthwaite degrees of freedom; n/a when a method has fewer than 2 runs or neither method's scores vary.",
+		"Learning curves: each run's evaluations interpolated linearly in env steps onto a grid from the latest first evaluation to the earliest last evaluation of the environment's runs; IQM across runs per grid point; bands resample whole runs.",
+		"Performance profile: fraction of runs whose normalised final score exceeds τ.",
+	})
+
+	d = append(d, heading{2, "Configurations"},
+		para(fmt.Sprintf("%d distinct configuration(s), with the per-run keys name, seed, out_dir and label left out. Config A is given in full; the table gives every config's values of the keys that differ between them, so together they state each config exactly.", len(c.Configs))))
+	ct := table{head: []string{"config", "envs", "methods", "runs"}}
+	for _, r := range c.ConfigDiff {
+		ct.head = append(ct.head, r.Key)
+	}
+	for i, g := range c.Configs {
+		names := make([]string, len(g.Runs))
+		for j, dir := range g.Runs {
+			names[j] = filepath.Base(dir)
+		}
+		row := []string{g.ID, strings.Join(g.Envs, ", "), strings.Join(g.Methods, ", "), strings.Join(names, ", ")}
+		for _, r := range c.ConfigDiff {
+			v := r.Values[i]
+			if v == "" {
+				v = "(absent)"
+			}
+			row = append(row, v)
+		}
+		ct.rows = append(ct.rows, row)
+	}
+	d = append(d, ct)
+	if len(c.Configs) > 0 {
+		d = append(d, heading{3, "Config A"}, code{"yaml", c.Configs[0].YAML})
+	}
+
+	rt := c.RunsTable()
+	d = append(d, heading{2, "Runs"}, table{head: rt[0], rows: rt[1:]},
+		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV}, ", ")+"."))
+	return d
+}
+
+func rangeText(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func (d doc) markdown() string {
+	var b strings.Builder
+	for _, blk := range d {
+		switch x := blk.(type) {
+		case heading:
+			fmt.Fprintf(&b, "%s %s\n\n", strings.Repeat("#", x.level), x.text)
+		case para:
+			fmt.Fprintf(&b, "%s\n\n", x)
+		case bullet:
+			for _, s := range x {
+				fmt.Fprintf(&b, "- %s\n", s)
+			}
+			b.WriteString("\n")
+		case table:
+			cells := make([]string, len(x.head))
+			for i, h := range x.head {
+				cells[i] = mdCell(h)
+			}
+			fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(cells, " | "), strings.Repeat("---|", len(x.head)))
+			for _, r := range x.rows {
+				cells := make([]string, len(r))
+				for i, v := range r {
+					cells[i] = mdCell(v)
+				}
+				fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+			}
+			b.WriteString("\n")
+		case figure:
+			fmt.Fprintf(&b, "![%s](%s.png)\n\n", x.alt, x.file)
+		case code:
+			fmt.Fprintf(&b, "```%s\n%s\n```\n\n", x.lang, strings.TrimRight(x.text, "\n"))
+		}
+	}
+	return b.String()
+}
+
+const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:0.8em 0;font-size:0.92em}
+th,td{border:1px solid #ccc;padding:0.3em 0.6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}
+td:not(:first-child){font-variant-numeric:tabular-nums}
+img{max-width:100%;height:auto;border:1px solid #eee;margin:0.5em 0}
+pre{background:#f6f8fa;padding:0.8em;overflow:auto;font-size:0.85em}
+h1{border-bottom:2px solid #ddd}h2{border-bottom:1px solid #eee;margin-top:1.6em}
+ul{padding-left:1.4em}`
+
+// html renders the document as one self-contained page; figures are read from dir and inlined.
+func (d doc) html(dir string) (string, error) {
+	var b strings.Builder
+	title := ""
+	if len(d) > 0 {
+		if h, ok := d[0].(heading); ok {
+			title = h.text
+		}
+	}
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
+		html.EscapeString(title), css)
+	for _, blk := range d {
+		switch x := blk.(type) {
+		case heading:
+			fmt.Fprintf(&b, "<h%d>%s</h%d>\n", x.level, html.EscapeString(x.text), x.level)
+		case para:
+			fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(string(x)))
+		case bullet:
+			b.WriteString("<ul>\n")
+			for _, s := range x {
+				fmt.Fprintf(&b, "<li>%s</li>\n", html.EscapeString(s))
+			}
+			b.WriteString("</ul>\n")
+		case table:
+			b.WriteString("<table>\n<tr>")
+			for _, h := range x.head {
+				fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(h))
+			}
+			b.WriteString("</tr>\n")
+			for _, r := range x.rows {
+				b.WriteString("<tr>")
+				for _, v := range r {
+					fmt.Fprintf(&b, "<td>%s</td>", html.EscapeString(v))
+				}
+				b.WriteString("</tr>\n")
+			}
+			b.WriteString("</table>\n")
+		case figure:
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(x.file)+".png"))
+			if err != nil {
+				return "", fmt.Errorf("report: %w", err)
+			}
+			fmt.Fprintf(&b, "<figure><img alt=\"%s\" src=\"data:image/png;base64,%s\"></figure>\n",
+				html.EscapeString(x.alt), base64.StdEncoding.EncodeToString(data))
+		case code:
+			fmt.Fprintf(&b, "<pre><code class=\"language-%s\">%s</code></pre>\n", x.lang, html.EscapeString(x.text))
+		}
+	}
+	b.WriteString("</body>\n</html>\n")
+	return b.String(), nil
+}

@@ -1,0 +1,416 @@
+package compare
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File names inside a run directory (the trainer writes them; see trainer/run.go).
+const (
+	ConfigFile  = "config.yaml"
+	MetricsFile = "metrics.jsonl"
+	SummaryFile = "summary.json"
+)
+
+// DefaultMetric is the metric compared when none is chosen: greedy success on the training panel.
+const DefaultMetric = "eval/success"
+
+// Run is one training run read back from its directory.
+type Run struct {
+	// Dir is the run directory as given to LoadRun.
+	Dir string
+	// Name is the config's name (the directory's base name when the config has none).
+	Name string
+	// Method is what the run is compared as: the config's label when it has one, else the
+	// estimator name. Callers may relabel runs (e.g. "graft-td") before Compare.
+	Method string
+	// Estimator is the config's estimator.name.
+	Estimator string
+	// Env is the config's env.name.
+	Env string
+	// Seed is the run seed.
+	Seed uint64
+	// Iterations is the number of completed iterations (summary.json, else the last train line).
+	Iterations int
+	// EnvSteps is the budget the run used: its final env_steps.
+	EnvSteps int64
+	// Tokens is the final count of trained tokens.
+	Tokens int64
+	// Complete reports whether the run wrote summary.json (it finished or was stopped cleanly).
+	Complete bool
+	// Config holds the config fields a comparison reports.
+	Config RunConfig
+	// ConfigYAML is config.yaml as written by the trainer.
+	ConfigYAML []byte
+	// Evals are the evaluation lines of metrics.jsonl in file order (iterations increasing).
+	Evals []Eval
+}
+
+// RunConfig holds the config fields that define a comparison's protocol. Zero means the key was
+// absent from config.yaml.
+type RunConfig struct {
+	Iterations  int
+	TrainTasks  int   // tasks.train: the training panel; greedy eval/success runs one episode per task
+	EvalTasks   int   // tasks.eval: the held-out panel
+	PanelSeed   int64 // tasks.panel_seed
+	PerIter     int   // tasks.per_iter
+	GroupSize   int   // tasks.group_size
+	EvalEvery   int   // eval.every
+	EvalSampled bool  // eval.sampled
+	EvalAtStart bool  // eval.at_start
+}
+
+// Eval is one evaluation: its iteration, the env steps trained so far and every numeric value
+// of the line (null values, which mark numbers that could not be computed, are left out).
+type Eval struct {
+	Iter     int
+	EnvSteps int64
+	Values   map[string]float64
+}
+
+// Point is one point of a learning curve.
+type Point struct {
+	EnvSteps float64
+	Value    float64
+}
+
+// Curve returns the run's evaluation curve of metric: one point per evaluation that has it.
+func (r *Run) Curve(metric string) []Point {
+	var pts []Point
+	for _, e := range r.Evals {
+		if v, ok := e.Values[metric]; ok {
+			pts = append(pts, Point{EnvSteps: float64(e.EnvSteps), Value: v})
+		}
+	}
+	return pts
+}
+
+// Final returns the metric at the run's last evaluation. It is an error when the run has no
+// evaluation or the last one lacks the metric (an earlier value is never substituted).
+func (r *Run) Final(metric string) (float64, error) {
+	if len(r.Evals) == 0 {
+		return 0, fmt.Errorf("run %s: %s has no eval line", r.Dir, MetricsFile)
+	}
+	last := r.Evals[len(r.Evals)-1]
+	v, ok := last.Values[metric]
+	if !ok {
+		return 0, fmt.Errorf("run %s: the last evaluation (iter %d) has no value for %q (metrics there: %s)",
+			r.Dir, last.Iter, metric, strings.Join(sortedKeys(last.Values), ", "))
+	}
+	return v, nil
+}
+
+// LoadError is a problem in one input file, at a line when the file is line-oriented.
+type LoadError struct {
+	File string
+	Line int // 0 when the problem is not on one line
+	Err  error
+}
+
+// Error is "file:line: problem".
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+// Unwrap returns the underlying problem.
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// LoadRun reads a run directory. config.yaml and metrics.jsonl are required; summary.json is
+// read when present (a run without it is loaded but marked incomplete). Corrupt input is a
+// *LoadError naming the file and, for metrics.jsonl, the line.
+func LoadRun(dir string) (*Run, error) {
+	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir))}
+	if err := r.loadConfig(filepath.Join(dir, ConfigFile)); err != nil {
+		return nil, err
+	}
+	last, err := r.loadMetrics(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		return nil, err
+	}
+	r.Iterations, r.EnvSteps, r.Tokens = last.iter, last.envSteps, last.tokens
+	if err := r.loadSummary(filepath.Join(dir, SummaryFile)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// LoadRuns loads every directory; the error joins the problems of all directories that failed,
+// so that one pass shows every broken run.
+func LoadRuns(dirs []string) ([]*Run, error) {
+	var runs []*Run
+	var errs []error
+	for _, d := range dirs {
+		r, err := LoadRun(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return runs, nil
+}
+
+// FindRuns returns every directory under root (root included) that holds a metrics.jsonl,
+// sorted. It does not descend into a run's own subdirectories (checkpoints, batches).
+func FindRuns(root string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(path, MetricsFile)); err == nil {
+			dirs = append(dirs, path)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find runs under %s: %w", root, err)
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("find runs under %s: no directory holds a %s", root, MetricsFile)
+	}
+	sort.Strings(dirs)
+	return dirs, nil
+}
+
+// configFile is the part of trainer.Config a comparison needs; other keys are ignored so that
+// the package does not depend on the trainer (and its GoMLX backend).
+type configFile struct {
+	Name       string    `yaml:"name"`
+	Label      string    `yaml:"label"`
+	Seed       uint64    `yaml:"seed"`
+	Iterations int       `yaml:"iterations"`
+	Env        yaml.Node `yaml:"env"`
+	Estimator  yaml.Node `yaml:"estimator"`
+	Tasks      struct {
+		Train     int   `yaml:"train"`
+		Eval      int   `yaml:"eval"`
+		PanelSeed int64 `yaml:"panel_seed"`
+		PerIter   int   `yaml:"per_iter"`
+		GroupSize int   `yaml:"group_size"`
+	} `yaml:"tasks"`
+	Eval struct {
+		Every   int  `yaml:"every"`
+		Sampled bool `yaml:"sampled"`
+		AtStart bool `yaml:"at_start"`
+	} `yaml:"eval"`
+}
+
+func (r *Run) loadConfig(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return &LoadError{File: path, Err: err}
+	}
+	var c configFile
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return &LoadError{File: path, Err: fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	if c.Env.Kind == 0 {
+		return &LoadError{File: path, Err: errors.New("no env section")}
+	}
+	if r.Env, err = sectionName(&c.Env, "env"); err != nil {
+		return &LoadError{File: path, Err: err}
+	}
+	if c.Estimator.Kind == 0 {
+		return &LoadError{File: path, Err: errors.New("no estimator section")}
+	}
+	if r.Estimator, err = sectionName(&c.Estimator, "estimator"); err != nil {
+		return &LoadError{File: path, Err: err}
+	}
+	if c.Name != "" {
+		r.Name = c.Name
+	}
+	r.Method = r.Estimator
+	if c.Label != "" {
+		r.Method = c.Label
+	}
+	r.Seed = c.Seed
+	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: c.Tasks.Train, EvalTasks: c.Tasks.Eval,
+		PanelSeed: c.Tasks.PanelSeed, PerIter: c.Tasks.PerIter, GroupSize: c.Tasks.GroupSize,
+		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart}
+	r.ConfigYAML = data
+	return nil
+}
+
+// sectionName reads "env: maze" or "env: {name: maze, ...}".
+func sectionName(n *yaml.Node, section string) (string, error) {
+	if n.Kind == yaml.ScalarNode && n.Value != "" {
+		return n.Value, nil
+	}
+	var m struct {
+		Name string `yaml:"name"`
+	}
+	if n.Kind != yaml.MappingNode || n.Decode(&m) != nil || m.Name == "" {
+		return "", fmt.Errorf("%s: must be a name or a mapping with a name key (line %d)", section, n.Line)
+	}
+	return m.Name, nil
+}
+
+// lastSeen is what the last lines of metrics.jsonl say about the run's progress.
+type lastSeen struct {
+	iter     int
+	envSteps int64
+	tokens   int64
+}
+
+func (r *Run) loadMetrics(path string) (lastSeen, error) {
+	var last lastSeen
+	f, err := os.Open(path)
+	if err != nil {
+		return last, &LoadError{File: path, Err: err}
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		fail := func(format string, args ...any) (lastSeen, error) {
+			return last, &LoadError{File: path, Line: lineNo, Err: fmt.Errorf(format, args...)}
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return fail("invalid JSON: %v", err)
+		}
+		if dec.More() {
+			return fail("invalid JSON: more than one value on the line")
+		}
+		if m == nil {
+			return fail("expected a JSON object, got null")
+		}
+		typ, ok := m["type"].(string)
+		if !ok {
+			return fail(`missing or non-string "type" (want "train" or "eval")`)
+		}
+		if typ != "train" && typ != "eval" {
+			continue // other line types (future additions) carry nothing a comparison reads
+		}
+		values := map[string]float64{}
+		for k, v := range m {
+			num, isNum := v.(json.Number)
+			if !isNum {
+				continue
+			}
+			x, err := num.Float64()
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return fail("key %q: %s is not a finite number", k, num)
+			}
+			values[k] = x
+		}
+		iter, err := intKey(values, "iter")
+		if err != nil {
+			return fail("%v", err)
+		}
+		steps, err := intKey(values, "env_steps")
+		if err != nil {
+			return fail("%v", err)
+		}
+		if steps < last.envSteps {
+			return fail("env_steps %d decreases (the previous line had %d)", steps, last.envSteps)
+		}
+		if int(iter) < last.iter {
+			return fail("iter %d decreases (the previous line had %d)", iter, last.iter)
+		}
+		last.iter, last.envSteps = int(iter), steps
+		if typ == "train" {
+			if tok, ok := values["tokens"]; ok {
+				last.tokens = int64(tok)
+			}
+			continue
+		}
+		if n := len(r.Evals); n > 0 && r.Evals[n-1].Iter >= int(iter) {
+			return fail("eval at iter %d repeats or precedes the eval at iter %d", iter, r.Evals[n-1].Iter)
+		}
+		delete(values, "iter")
+		delete(values, "env_steps")
+		r.Evals = append(r.Evals, Eval{Iter: int(iter), EnvSteps: steps, Values: values})
+	}
+	if err := sc.Err(); err != nil {
+		return last, &LoadError{File: path, Line: lineNo + 1, Err: err}
+	}
+	if len(r.Evals) == 0 {
+		return last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}
+	}
+	return last, nil
+}
+
+func intKey(values map[string]float64, key string) (int64, error) {
+	v, ok := values[key]
+	if !ok {
+		return 0, fmt.Errorf("missing numeric %q", key)
+	}
+	if v < 0 || v != math.Trunc(v) {
+		return 0, fmt.Errorf("key %q: %v is not a non-negative integer", key, v)
+	}
+	return int64(v), nil
+}
+
+// summaryFile is trainer.Summary without the final metrics (the comparison reads them from
+// metrics.jsonl, the same numbers).
+type summaryFile struct {
+	Iterations *int   `json:"iterations"`
+	EnvSteps   *int64 `json:"env_steps"`
+	Tokens     *int64 `json:"tokens"`
+}
+
+func (r *Run) loadSummary(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &LoadError{File: path, Err: err}
+	}
+	var s summaryFile
+	if err := json.Unmarshal(data, &s); err != nil {
+		return &LoadError{File: path, Err: fmt.Errorf("invalid JSON: %v", err)}
+	}
+	if s.EnvSteps == nil || s.Iterations == nil {
+		return &LoadError{File: path, Err: errors.New(`missing "env_steps" or "iterations"`)}
+	}
+	if *s.EnvSteps < r.EnvSteps {
+		return &LoadError{File: path, Err: fmt.Errorf("env_steps %d is less than the %d of %s", *s.EnvSteps, r.EnvSteps, MetricsFile)}
+	}
+	r.Complete = true
+	r.Iterations, r.EnvSteps = *s.Iterations, *s.EnvSteps
+	if s.Tokens != nil {
+		r.Tokens = *s.Tokens
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
