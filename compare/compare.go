@@ -52,6 +52,9 @@ type Options struct {
 	ProfilePoints int
 	// Title heads the report (default "Comparison: <metric>").
 	Title string
+	// Notes are paragraphs the report shows under a Notes heading after its opening line, for
+	// what the caller knows about the runs (how a sweep fixed their budgets, for example).
+	Notes []string
 }
 
 // Comparison holds every number of a comparison; WriteReport renders it.

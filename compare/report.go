@@ -182,6 +182,12 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	if len(c.Warnings) > 0 {
 		d = append(d, heading{2, "Warnings"}, bullet(c.Warnings))
 	}
+	if len(o.Notes) > 0 {
+		d = append(d, heading{2, "Notes"})
+		for _, n := range o.Notes {
+			d = append(d, para(n))
+		}
+	}
 
 	p := c.Protocol
 	var budgets []string

@@ -96,3 +96,36 @@ func TestWriteReportOneMethod(t *testing.T) {
 		t.Error("ImprovementFigure with one method: no error")
 	}
 }
+
+// Options.Notes appear under a Notes heading in both renderings, escaped in HTML.
+func TestWriteReportNotes(t *testing.T) {
+	runs := loadSuite(t, []string{"maze"}, map[string]float64{"grpo": 0.5, "graft": 0.8}, 2)
+	notes := []string{"Budgets were fixed at 40000 env steps.", "Tokens: a < b."}
+	c, err := Compare(runs, Options{Bootstrap: Bootstrap{Resamples: 100}, Notes: notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	if !strings.Contains(string(md), "## Notes\n\nBudgets were fixed at 40000 env steps.\n\nTokens: a < b.\n") {
+		t.Errorf("report.md lacks the notes:\n%s", md)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, ReportHTML))
+	if !strings.Contains(string(page), "<h2>Notes</h2>\n<p>Budgets were fixed at 40000 env steps.</p>\n<p>Tokens: a &lt; b.</p>") {
+		t.Error("report.html lacks the escaped notes")
+	}
+	c2, err := Compare(runs, Options{Bootstrap: Bootstrap{Resamples: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir2 := t.TempDir()
+	if err := WriteReport(dir2, c2); err != nil {
+		t.Fatal(err)
+	}
+	if md2, _ := os.ReadFile(filepath.Join(dir2, ReportMarkdown)); strings.Contains(string(md2), "## Notes") {
+		t.Error("a Notes heading without notes")
+	}
+}

@@ -2,12 +2,15 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
 )
 
-// Save writes every variable (parameters, Adam moments and step, reference policy) into dir
-// through GoMLX's checkpoints package. dir must be empty or absent.
+// Save writes every variable (parameters, Adam moments and step, the reference policy, the
+// global step) into dir through GoMLX's checkpoints package. dir must be empty or absent.
 func (p *Policy) Save(dir string) error {
 	prev := p.ctx.Loader()
 	h, err := checkpoints.Build(p.ctx).Dir(dir).Keep(-1).Done()
@@ -21,26 +24,56 @@ func (p *Policy) Save(dir string) error {
 	return nil
 }
 
-// Load replaces every variable with the values saved in dir by Save. The architecture must match.
+// Load replaces every variable with the values saved in dir by Save. The checkpoint is read into
+// a scratch context first and checked — the same variables, the same shapes and dtypes — so a
+// checkpoint of another architecture, or a damaged one, is refused without touching the policy.
 func (p *Policy) Load(dir string) (err error) {
 	defer func() {
-		if r := recover(); r != nil { // GoMLX panics on a shape mismatch
+		if r := recover(); r != nil { // GoMLX panics on unreadable data
 			err = fmt.Errorf("policy: load checkpoint %s: %v", dir, r)
 		}
 	}()
-	prev := p.ctx.Loader()
-	defer p.ctx.SetLoader(prev)
-	h, err := checkpoints.Load(p.ctx).Dir(dir).Immediate().Done()
-	if err != nil {
+	scratch := context.New()
+	if _, err := checkpoints.Load(scratch).Dir(dir).Immediate().Done(); err != nil {
 		return fmt.Errorf("policy: load checkpoint %s: %w", dir, err)
 	}
-	if left := h.LoadedVariables(); len(left) > 0 {
-		return fmt.Errorf("policy: checkpoint %s holds %d variables this policy does not have (different architecture?)", dir, len(left))
-	}
-	for _, v := range p.theta {
+	loaded := map[string]*tensors.Tensor{}
+	for v := range scratch.IterVariables() {
 		t, err := v.Value()
-		if err != nil || t == nil {
-			return fmt.Errorf("policy: checkpoint %s lacks %s", dir, v.Name())
+		if err != nil {
+			return fmt.Errorf("policy: load checkpoint %s: %s: %w", dir, v.ParameterName(), err)
+		}
+		loaded[v.ParameterName()] = t
+	}
+	var mine []*context.Variable
+	for v := range p.ctx.IterVariables() {
+		mine = append(mine, v)
+	}
+	var missing, extra []string
+	for _, v := range mine {
+		t, ok := loaded[v.ParameterName()]
+		if !ok {
+			missing = append(missing, v.ParameterName())
+			continue
+		}
+		if !t.Shape().Equal(v.Shape()) {
+			return fmt.Errorf("policy: checkpoint %s: %s has shape %s, this policy %s (different architecture?)",
+				dir, v.ParameterName(), t.Shape(), v.Shape())
+		}
+	}
+	for name := range loaded {
+		if !slices.ContainsFunc(mine, func(v *context.Variable) bool { return v.ParameterName() == name }) {
+			extra = append(extra, name)
+		}
+	}
+	if len(missing) > 0 || len(extra) > 0 {
+		slices.Sort(missing)
+		slices.Sort(extra)
+		return fmt.Errorf("policy: checkpoint %s does not match this policy (missing %v, unexpected %v)", dir, missing, extra)
+	}
+	for _, v := range mine {
+		if err := v.SetValue(loaded[v.ParameterName()]); err != nil {
+			return fmt.Errorf("policy: load checkpoint %s: %s: %w", dir, v.ParameterName(), err)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -13,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 )
 
 // Policy is a transformer policy with its optimizer state on one GoMLX backend. It is not safe for
@@ -27,6 +30,7 @@ type Policy struct {
 	theta, m, v []*context.Variable // parameters and Adam moments, in paramSpecs order
 	ref         []*context.Variable // frozen reference parameters (KL), nil when KL is off
 	step        *context.Variable   // Adam step counter t
+	global      *context.Variable   // GoMLX's global step: updates applied (int64)
 	actionBias  []float32           // additive logit bias at action positions (nil: no mask)
 
 	train, logp, refLogp, logits, decode *context.Exec
@@ -72,16 +76,23 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 	init := initialValues(o.Model, o.Seed)
 	root := p.ctx.Checked(false)
 	for i, s := range paramSpecs(o.Model) {
+		// "block0/wq" becomes variable wq in scope …/block0: a name must not hold the scope
+		// separator, or a checkpoint would load it into a different variable.
+		scope, name := path.Split(s.name)
+		in := func(top string) *context.Context { return root.In(top).In(strings.TrimSuffix(scope, "/")) }
 		val := tensors.FromFlatDataAndDimensions(init[i], s.shape...)
-		p.theta = append(p.theta, root.In("policy").VariableWithValue(s.name, val))
-		p.m = append(p.m, root.In("adam_m").VariableWithValue(s.name, tensors.FromShape(val.Shape())).SetTrainable(false))
-		p.v = append(p.v, root.In("adam_v").VariableWithValue(s.name, tensors.FromShape(val.Shape())).SetTrainable(false))
+		p.theta = append(p.theta, in("policy").VariableWithValue(name, val))
+		p.m = append(p.m, in("adam_m").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
+		p.v = append(p.v, in("adam_v").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
 		if o.Loss.KL != KLNone {
 			refVal := tensors.FromFlatDataAndDimensions(append([]float32(nil), init[i]...), s.shape...)
-			p.ref = append(p.ref, root.In("reference").VariableWithValue(s.name, refVal).SetTrainable(false))
+			p.ref = append(p.ref, in("reference").VariableWithValue(name, refVal).SetTrainable(false))
 		}
 	}
 	p.step = root.In("adam").VariableWithValue("step", float32(0)).SetTrainable(false)
+	// GoMLX's checkpoints name files after (and create) the global step counter; it counts the
+	// applied updates.
+	p.global = optimizers.GetGlobalStepVar(p.ctx)
 	if err := p.buildExecs(); err != nil {
 		return nil, err
 	}
@@ -182,6 +193,8 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 		p.v[j].SetValueGraph(newV[j])
 	}
 	p.step.SetValueGraph(newStep)
+	gs := p.global.ValueGraph(g)
+	p.global.SetValueGraph(Where(ok, OnePlus(gs), gs))
 	return []*Node{t.total, t.pg, t.entropy, t.kl, t.approxKL, t.clipFrac, gradNorm, ConvertDType(ok, dtypes.Float32), logp}
 }
 

@@ -36,6 +36,9 @@ type Config struct {
 	MaxLen int
 	// ActionMaxTokens caps an action's length (excluding the end-of-action token).
 	ActionMaxTokens int
+	// StepTimeout bounds each env Reset and Step (0: no limit). An env that takes longer ends its
+	// episode as an error and is replaced by a fresh instance.
+	StepTimeout time.Duration
 	// ActionBias, when set, is added to the logits of every action token before sampling
 	// (policy.Policy.ActionBias: the mask of tokens an action may use).
 	ActionBias []float32
@@ -75,6 +78,7 @@ type Request struct {
 type Collector struct {
 	cfg     Config
 	vocab   *policy.Vocab
+	newEnv  func() (envs.Env, error)
 	envs    []envs.Env
 	scratch []float32
 }
@@ -84,7 +88,7 @@ func NewCollector(cfg Config, vocab *policy.Vocab, newEnv func() (envs.Env, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, vocab: vocab}
+	c := &Collector{cfg: cfg, vocab: vocab, newEnv: newEnv}
 	for range slots {
 		e, err := newEnv()
 		if err != nil {
@@ -100,6 +104,7 @@ func (c *Collector) Slots() int { return len(c.envs) }
 
 // slot is the state of one running episode.
 type slot struct {
+	idx      int // index of the slot's env in Collector.envs
 	traj     *Trajectory
 	env      envs.Env
 	instr    []int32 // <bos> instruction <sep>
@@ -142,7 +147,7 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 	n := len(c.envs)
 	slots := make([]*slot, n)
 	for i := range trajs {
-		s := &slot{traj: &trajs[i], env: c.envs[i]}
+		s := &slot{idx: i, traj: &trajs[i], env: c.envs[i]}
 		slots[i] = s
 		if es, ok := s.env.(envs.EpisodeSeeder); ok {
 			es.SeedEpisode(rng.Int64())
@@ -228,7 +233,12 @@ func (c *Collector) push(s *slot, ids ...int32) {
 // reset starts a slot's episode and lays out its first row.
 func (c *Collector) reset(s *slot, st *Stats) {
 	t0 := time.Now()
-	instr, obs, err := safeReset(s.env, s.traj.TaskSeed)
+	var instr string
+	var obs envs.Observation
+	err := c.call(s.idx, "Reset", func(e envs.Env) (err error) {
+		instr, obs, err = safeReset(e, s.traj.TaskSeed)
+		return err
+	})
 	st.EnvTime += time.Since(t0)
 	if err != nil {
 		s.traj.Err = err.Error()
@@ -293,7 +303,11 @@ func (c *Collector) act(s *slot, st *Stats) {
 	s.acting = false
 	text := c.vocab.Decode(s.action)
 	t0 := time.Now()
-	obs, err := safeStep(s.env, text)
+	var obs envs.Observation
+	err := c.call(s.idx, "Step", func(e envs.Env) (err error) {
+		obs, err = safeStep(e, text)
+		return err
+	})
 	st.EnvTime += time.Since(t0)
 	st.EnvSteps++
 	if err != nil {
@@ -375,6 +389,29 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 		}
 	}
 	return int32(pick), float32(float64(logits[pick]) - logZ)
+}
+
+// call runs f on slot i's env, bounded by StepTimeout. A call that overruns is abandoned (its
+// goroutine may never return, so the instance is never touched again) and the slot gets a fresh
+// env for its next episode.
+func (c *Collector) call(i int, op string, f func(envs.Env) error) error {
+	if c.cfg.StepTimeout <= 0 {
+		return f(c.envs[i])
+	}
+	e := c.envs[i]
+	done := make(chan error, 1)
+	go func() { done <- f(e) }()
+	timer := time.NewTimer(c.cfg.StepTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		if fresh, err := c.newEnv(); err == nil {
+			c.envs[i] = fresh
+		}
+		return fmt.Errorf("env %s timed out after %s", op, c.cfg.StepTimeout)
+	}
 }
 
 // errPanic wraps a panic raised inside an environment.

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -55,6 +56,23 @@ type Config struct {
 	Checkpoint CheckpointConfig `yaml:"checkpoint"`
 	// SaveBatches writes every k-th iteration's rollout batch to the run directory (0: never).
 	SaveBatches int `yaml:"save_batches"`
+	// Resume is "" (default: refuse to reuse a run directory) or "auto" (continue the run in the
+	// directory from its newest valid checkpoint, or start it when there is none).
+	Resume string `yaml:"resume"`
+	// Faults configures fault containment.
+	Faults FaultConfig `yaml:"faults"`
+}
+
+// FaultConfig bounds what a run tolerates before it stops.
+type FaultConfig struct {
+	// StepTimeout is the seconds an env Reset or Step may take before its episode is ended as an
+	// error (0: no limit).
+	StepTimeout float64 `yaml:"step_timeout"`
+	// MaxErrorShare aborts the run when a larger share of an iteration's episodes errored.
+	MaxErrorShare float64 `yaml:"max_error_share"`
+	// MaxSkippedUpdates aborts the run after this many consecutive updates skipped for a
+	// non-finite loss or gradient (the last good checkpoint stays intact).
+	MaxSkippedUpdates int `yaml:"max_skipped_updates"`
 }
 
 // EnvConfig is the env section: its name plus the env's own options.
@@ -147,6 +165,7 @@ func Defaults() Config {
 		Estimator:  EstimatorConfig{Name: "grpo", Options: map[string]any{}},
 		Eval:       EvalConfig{Every: 10, Sampled: true, AtStart: true},
 		Checkpoint: CheckpointConfig{Every: 10, KeepLast: 2},
+		Faults:     FaultConfig{StepTimeout: 60, MaxErrorShare: 0.25, MaxSkippedUpdates: 20},
 	}
 }
 
@@ -505,6 +524,18 @@ func (c *Config) Validate() error {
 	if c.Checkpoint.KeepLast < 1 || c.Checkpoint.KeepLast > 1000 {
 		return fmt.Errorf("checkpoint.keep_last: %d is out of range (allowed 1..1000)", c.Checkpoint.KeepLast)
 	}
+	if c.Resume != "" && c.Resume != "auto" {
+		return fmt.Errorf("resume: %q is not allowed (allowed: auto, or leave it out)", c.Resume)
+	}
+	if f := c.Faults; !(f.StepTimeout >= 0 && f.StepTimeout <= 86400) {
+		return fmt.Errorf("faults.step_timeout: %g is out of range (allowed 0 = no limit, or seconds up to 86400)", f.StepTimeout)
+	}
+	if f := c.Faults; !(f.MaxErrorShare >= 0 && f.MaxErrorShare <= 1) {
+		return fmt.Errorf("faults.max_error_share: %g is out of range (allowed [0, 1])", f.MaxErrorShare)
+	}
+	if f := c.Faults; f.MaxSkippedUpdates < 1 || f.MaxSkippedUpdates > 1_000_000 {
+		return fmt.Errorf("faults.max_skipped_updates: %d is out of range (allowed 1..1000000)", f.MaxSkippedUpdates)
+	}
 	if c.SaveBatches < 0 {
 		return fmt.Errorf("save_batches: %d is out of range (allowed ≥ 0)", c.SaveBatches)
 	}
@@ -513,7 +544,8 @@ func (c *Config) Validate() error {
 
 func (c *Config) rolloutConfig() rollout.Config {
 	return rollout.Config{Layout: c.Rollout.Layout, WindowTurns: c.Rollout.WindowTurns,
-		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens}
+		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens,
+		StepTimeout: time.Duration(c.Faults.StepTimeout * float64(time.Second))}
 }
 
 // YAML renders the resolved configuration (written to the run directory).

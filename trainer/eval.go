@@ -1,9 +1,7 @@
 package trainer
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/graftrl/graftrl/rollout"
@@ -65,33 +63,23 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ckpt == "" {
-		list, err := ListCheckpoints(runDir)
-		if err != nil {
-			return nil, err
-		}
-		if len(list) == 0 {
-			return nil, fmt.Errorf("run %s has no checkpoint yet", runDir)
-		}
-		ckpt = list[len(list)-1]
-	}
 	t, err := New(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.pol.Load(filepath.Join(ckpt, policyDir)); err != nil {
-		return nil, err
-	}
-	if err := t.syncSampler(); err != nil {
-		return nil, err
-	}
-	var st trainerState
-	if data, err := os.ReadFile(filepath.Join(ckpt, stateFile)); err == nil {
-		if err := json.Unmarshal(data, &st); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %s: %w", ckpt, stateFile, err)
+	if ckpt == "" {
+		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
+			return nil, err
 		}
+		if ckpt == "" {
+			return nil, fmt.Errorf("run %s has no valid checkpoint", runDir)
+		}
+	} else if err := VerifyCheckpoint(ckpt); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
 	}
-	t.iter, t.envSteps = st.Iter, st.EnvSteps
+	if _, err := t.restore(ckpt); err != nil {
+		return nil, err
+	}
 	m, err := t.evaluate()
 	if err != nil {
 		return nil, err

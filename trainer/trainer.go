@@ -6,6 +6,7 @@ package trainer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -48,8 +49,11 @@ type Trainer struct {
 	evalTasks  []int64
 
 	rngSample, rngTasks, rngShuffle, rngEval *rand.Rand
-	order                                    []int // shuffled training-panel indices
+	pcgs                                     map[string]*rand.PCG // the sources above, by name, for checkpoints
+	order                                    []int                // shuffled training-panel indices
 	cursor                                   int
+	skipRun                                  int // consecutive skipped (non-finite) updates
+	resumed                                  string
 
 	iter     int
 	envSteps int64
@@ -58,6 +62,9 @@ type Trainer struct {
 	timing   *os.File
 	progress progress
 	quiet    bool
+	resume   bool
+	// afterIteration is a test hook run after each iteration's checkpoint.
+	afterIteration func()
 }
 
 // Options are run-time choices that are not part of the experiment's config.
@@ -68,10 +75,19 @@ type Options struct {
 	Progress bool
 	// Quiet suppresses per-iteration log lines.
 	Quiet bool
+	// InstallPlugin lets GoMLX download a missing PJRT plugin for an xla backend (needs internet).
+	InstallPlugin bool
+	// Resume continues the run in the run directory from its newest valid checkpoint (as the
+	// config's resume: auto does).
+	Resume bool
 }
 
 func rngFor(seed uint64, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1))
+	return rand.New(pcgFor(seed, stream))
+}
+
+func pcgFor(seed uint64, stream uint64) *rand.PCG {
+	return rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 }
 
 // New prepares a run: the run directory, the env instances, the vocabulary and the policy.
@@ -79,7 +95,8 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
-	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name), quiet: opts.Quiet}
+	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name), quiet: opts.Quiet,
+		resume: opts.Resume || cfg.Resume == "auto"}
 	if t.out == nil {
 		t.out = os.Stderr
 	}
@@ -95,7 +112,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	pc := cfg.Policy
 	pc.Vocab = t.vocab.Size()
 	t.cfg.Policy = pc
-	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend})
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend, InstallPlugin: opts.InstallPlugin})
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +150,14 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	}
 	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
 	t.evalTasks = envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
-	t.rngSample = rngFor(cfg.Seed, streamSample)
-	t.rngTasks = rngFor(cfg.Seed, streamTasks)
-	t.rngShuffle = rngFor(cfg.Seed, streamShuffle)
-	t.rngEval = rngFor(cfg.Seed, streamEval)
+	t.pcgs = map[string]*rand.PCG{}
+	for name, stream := range map[string]uint64{"sample": streamSample, "tasks": streamTasks, "shuffle": streamShuffle, "eval": streamEval} {
+		t.pcgs[name] = pcgFor(cfg.Seed, stream)
+	}
+	t.rngSample = rand.New(t.pcgs["sample"])
+	t.rngTasks = rand.New(t.pcgs["tasks"])
+	t.rngShuffle = rand.New(t.pcgs["shuffle"])
+	t.rngEval = rand.New(t.pcgs["eval"])
 	t.progress = newProgress(t.out, opts, cfg.Iterations)
 	return t, nil
 }
@@ -186,6 +207,14 @@ func (t *Trainer) syncSampler() error {
 	return t.host.SetWeights(w)
 }
 
+// ErrInterrupted is returned by Run when its context was cancelled (SIGINT/SIGTERM): the run
+// stopped at an iteration boundary and wrote a checkpoint it can be resumed from.
+var ErrInterrupted = errors.New("training interrupted")
+
+// ErrAborted wraps the reasons a run gives up: too many env errors in an iteration, or too many
+// consecutive non-finite updates.
+var ErrAborted = errors.New("run aborted")
+
 // Summary is the outcome of a run.
 type Summary struct {
 	Iterations int     `json:"iterations"`
@@ -201,10 +230,13 @@ type Metrics map[string]any
 // Run trains for the configured iterations. It stops early, with a checkpoint, when ctx is cancelled.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	start := time.Now()
-	if err := t.openRun(); err != nil {
+	if err := t.openRun(t.resume); err != nil {
 		return Summary{}, err
 	}
 	defer t.closeRun()
+	if t.resumed != "" {
+		t.logf("resuming %s from %s (iteration %d, %d env steps)", t.dir, t.resumed, t.iter, t.envSteps)
+	}
 	var final Metrics
 	if t.cfg.Eval.AtStart && t.iter == 0 {
 		m, err := t.evaluate()
@@ -254,6 +286,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 				return Summary{}, err
 			}
 		}
+		if t.afterIteration != nil {
+			t.afterIteration()
+		}
 		t.progress.update(t.iter, m)
 		if !t.progress.active() && !t.quiet {
 			t.logf("iter %d: success %.3f return %.3f turns %.1f loss %.4f entropy %.3f (%.1fs)", t.iter,
@@ -262,16 +297,20 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	t.progress.finish()
 	if ctx.Err() != nil {
-		if err := t.saveCheckpoint(); err != nil {
-			return Summary{}, err
+		if list, _ := ListCheckpoints(t.dir); len(list) == 0 || filepath.Base(list[len(list)-1]) != checkpointName(t.iter) {
+			if err := t.saveCheckpoint(); err != nil {
+				return Summary{}, err
+			}
 		}
+		t.logf("interrupted after iteration %d; checkpoint written, resume with: graftrl train --resume %s", t.iter, t.dir)
+		return Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}, ErrInterrupted
 	}
 	s := Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}
 	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(filepath.Join(t.dir, "summary.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
 		return s, fmt.Errorf("write summary: %w", err)
 	}
-	return s, ctx.Err()
+	return s, nil
 }
 
 // nextTasks draws PerIter tasks from the training panel: a seeded permutation, consumed in order
@@ -301,6 +340,17 @@ func (t *Trainer) iteration() (Metrics, Metrics, error) {
 	t.envSteps += int64(cst.EnvSteps)
 	m := Metrics{"type": "train", "env_steps": t.envSteps}
 	addEpisodeStats(m, "", batch)
+	if errs := m["errors"].(float64); errs > t.cfg.Faults.MaxErrorShare*float64(len(batch.Trajs)) {
+		first := ""
+		for _, tr := range batch.Trajs {
+			if tr.Err != "" {
+				first = tr.Err
+				break
+			}
+		}
+		return nil, nil, fmt.Errorf("%w: %.0f of %d episodes failed with environment errors (faults.max_error_share = %g); first: %s",
+			ErrAborted, errs, len(batch.Trajs), t.cfg.Faults.MaxErrorShare, first)
+	}
 
 	if k := t.cfg.SaveBatches; k > 0 && (t.iter+1)%k == 0 {
 		if err := t.saveBatch(batch); err != nil {
@@ -395,8 +445,14 @@ func (t *Trainer) update(rows []trainRow, m Metrics) error {
 			}
 			if st.Skipped {
 				skipped++
+				t.skipRun++
+				if t.skipRun >= t.cfg.Faults.MaxSkippedUpdates {
+					return fmt.Errorf("%w: %d consecutive updates had a non-finite loss or gradient (faults.max_skipped_updates); the last checkpoint is intact",
+						ErrAborted, t.skipRun)
+				}
 				continue
 			}
+			t.skipRun = 0
 			n++
 			sum.Loss += st.Loss
 			sum.PGLoss += st.PGLoss

@@ -15,8 +15,10 @@ import (
 
 // Exit statuses.
 const (
-	exitError  = 1 // a failure during work
-	exitConfig = 2 // bad configuration, flags or input, refused before work started
+	exitError       = 1   // a failure during work
+	exitConfig      = 2   // bad configuration, flags or input, refused before work started
+	exitInterrupted = 75  // stopped by SIGINT/SIGTERM after writing a checkpoint: resume with --resume
+	exitKilled      = 130 // a second signal: quit at once (the last checkpoint is intact)
 )
 
 // usageError marks a bad flag or argument (exit status 2).
@@ -50,8 +52,11 @@ func run(args []string) int {
 	fmt.Fprintln(os.Stderr, "graftrl:", err)
 	var ce *trainer.ConfigError
 	var ue *usageError
-	if errors.As(err, &ce) || errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &ce) || errors.As(err, &ue):
 		return exitConfig
+	case errors.Is(err, trainer.ErrInterrupted):
+		return exitInterrupted
 	}
 	return exitError
 }

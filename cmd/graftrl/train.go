@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -27,6 +28,8 @@ type trainOptions struct {
 	outDir     string
 	quiet      bool
 	saveBatch  int
+	install    bool
+	resume     string
 	out        io.Writer
 	progress   bool
 }
@@ -44,8 +47,8 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 --name is given, appends the estimator to the run name.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.config == "" {
-				return &usageError{"train: --config FILE is required"}
+			if o.config == "" && o.resume == "" {
+				return &usageError{"train: --config FILE is required (or --resume runs/NAME)"}
 			}
 			o.out = cmd.ErrOrStderr()
 			o.progress = isTerminal(os.Stderr)
@@ -54,6 +57,7 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.config, "config", "c", "", "YAML config file")
+	f.StringVar(&o.resume, "resume", "", "continue the run in this directory from its newest valid checkpoint")
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key: key.path=value (repeatable)")
 	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+joinNames(trainer.EstimatorNames()))
 	f.StringVar(&o.backend, "backend", "", "GoMLX backend: go (default), xla:cpu, xla:cuda")
@@ -62,6 +66,7 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 	f.IntVar(&o.iterations, "iterations", 0, "number of iterations")
 	f.StringVar(&o.outDir, "out-dir", "", "directory of run directories")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no per-iteration log lines")
+	f.BoolVar(&o.install, "install-plugin", false, "let GoMLX download a missing PJRT plugin for --backend xla:* (needs internet)")
 	f.IntVar(&o.saveBatch, "save-batches", 0, "save every k-th iteration's rollout batch to runs/<name>/batches (1: every one)")
 	f.Lookup("save-batches").NoOptDefVal = "1"
 	return cmd
@@ -98,20 +103,19 @@ func (o *trainOptions) overrides(cfgName string) []string {
 }
 
 func trainRun(ctx context.Context, o *trainOptions) error {
-	base, err := trainer.Load(o.config, o.sets)
-	if err != nil {
-		return err
-	}
-	cfg, err := trainer.Load(o.config, o.overrides(base.Name))
+	cfg, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := handleSignals(cancel, o.out)
 	defer stop()
-	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet})
+	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet, InstallPlugin: o.install,
+		Resume: o.resume != ""})
 	if err != nil {
 		return err
 	}
@@ -124,6 +128,53 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	fmt.Fprintf(o.out, "graftrl: done in %.0fs: %d iterations, %d env steps; %s\n", s.Seconds, s.Iterations, s.EnvSteps,
 		trainer.EvalSummary(s.Final))
 	return nil
+}
+
+// loadConfig reads the config: from --config, or, for --resume DIR without --config, the run's
+// recorded config (whose name and out_dir then follow DIR, so moved run directories resume too).
+func (o *trainOptions) loadConfig() (trainer.Config, error) {
+	path := o.config
+	var extra []string
+	if o.resume != "" {
+		info, err := os.Stat(filepath.Join(o.resume, trainer.ConfigFile))
+		if err != nil || info.IsDir() {
+			return trainer.Config{}, &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, trainer.ConfigFile)}
+		}
+		if path == "" {
+			path = filepath.Join(o.resume, trainer.ConfigFile)
+			extra = []string{"name=" + filepath.Base(filepath.Clean(o.resume)), "out_dir=" + filepath.Dir(filepath.Clean(o.resume))}
+		}
+	}
+	base, err := trainer.Load(path, append(extra, o.sets...))
+	if err != nil {
+		return trainer.Config{}, err
+	}
+	return trainer.Load(path, append(extra, o.overrides(base.Name)...))
+}
+
+// handleSignals turns the first SIGINT/SIGTERM into a clean stop (the current iteration finishes,
+// a checkpoint is written) and the second into an immediate exit; the last checkpoint stays valid
+// either way, since checkpoints are renamed into place only when complete.
+func handleSignals(cancel context.CancelFunc, out io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(out, "\ngraftrl: %v: finishing this iteration and writing a checkpoint (signal again to quit at once)\n", sig)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(out, "graftrl: quitting at once; the last checkpoint is intact")
+			os.Exit(exitKilled)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

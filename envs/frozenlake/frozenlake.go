@@ -232,8 +232,14 @@ func (f *FrozenLake) Config() Config { return f.cfg }
 // independently; the slips then depend on (task seed, slip seed, episode number, actions).
 func (f *FrozenLake) SetSlipSeed(k int64) { f.cfg.SlipSeed = k }
 
-// SeedEpisode implements envs.EpisodeSeeder: the collector's per-episode seed becomes the slip seed.
-func (f *FrozenLake) SeedEpisode(seed int64) { f.SetSlipSeed(seed) }
+// SeedEpisode implements envs.EpisodeSeeder: the collector's per-episode seed becomes the slip
+// seed and the episode count restarts, so the next episode's slips depend on (task seed, this
+// seed, actions) only — not on how many episodes the instance ran before (a resumed run uses new
+// instances and must replay the same slips).
+func (f *FrozenLake) SeedEpisode(seed int64) {
+	f.SetSlipSeed(seed)
+	f.episodes = 0
+}
 
 // ReseedSlips replaces the random stream of the rest of the current episode by the one selected by k,
 // the task seed, the episode number and the turn. A clone continues exactly as the original would

@@ -1,5 +1,5 @@
 // Package openenv connects graftrl to OpenEnv, the wire protocol of remote agentic-RL environments
-// (see ../shared/docs/OPENENV.md and README.md in this folder), in both directions:
+// (see docs/OPENENV.md and README.md in this folder), in both directions:
 //
 //   - Server serves any registered graftrl environment to OpenEnv clients (TRL among them): one
 //     environment instance per WebSocket session on /ws, plus OpenEnv's HTTP routes. Besides the

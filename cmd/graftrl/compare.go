@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graftrl/graftrl/compare"
+	"github.com/graftrl/graftrl/sweep"
+)
+
+// HeadToHeadConfig is the sweep `graftrl headtohead` runs: GRPO vs GRAFT on the quickstart env.
+const HeadToHeadConfig = "configs/sweeps/quickstart.yaml"
+
+// compareOptions are the flags of `graftrl compare`.
+type compareOptions struct {
+	dir       string // SWEEP_OR_RUNS_DIR
+	run       string // --run: a sweep config to run first
+	metric    string
+	baseline  string
+	outDir    string
+	final     string
+	budgetTol float64
+	force     bool
+	partial   bool
+	title     string
+	workers   int
+	binary    string // graftrl executable the sweep's runs use (default: this one)
+	command   string // the command line, recorded in the report
+	out       io.Writer
+	log       io.Writer
+}
+
+func (o *compareOptions) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.metric, "metric", "", "eval metric to compare (default: the sweep's, else eval/success)")
+	f.StringVar(&o.baseline, "baseline", "", "method the others are tested against (default: grpo when present)")
+	f.StringVar(&o.outDir, "out", "", "report directory (default: DIR/report)")
+	f.StringVar(&o.final, "final", "", "final score: common-budget (each run read at the common env-step budget; default for sweeps) or last (each run's last evaluation; default otherwise)")
+	f.Float64Var(&o.budgetTol, "budget-tol", -1, "with --final last: relative env-step budget spread allowed, (max-min)/max (default 0: equal budgets)")
+	f.BoolVar(&o.force, "force", false, "compare runs whose budgets differ (the report says so)")
+	f.BoolVar(&o.partial, "partial", false, "sweeps: compare the finished runs, leaving unfinished ones out")
+	f.StringVar(&o.title, "title", "", "report title")
+	f.IntVar(&o.workers, "workers", -1, "with --run: runs at once (0: one per core; default: the sweep config's workers)")
+}
+
+func newCompareCmd() *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare SWEEP_OR_RUNS_DIR | --run SWEEP.yaml",
+		Short: "Compare methods head to head: statistics with confidence intervals, plots and a report",
+		Long: `Compare the runs of a sweep directory (or every run under a folder) method against method:
+per env and method the final scores' mean, IQM with a 95 % stratified-bootstrap CI, the
+probability of improvement over the baseline and Welch's test; the aggregate over envs;
+learning curves and performance profiles; plots (PNG and SVG), report.md, a self-contained
+report.html and CSV files, written to DIR/report (or --out).
+
+Budgets: runs are compared at equal budgets in environment steps. Under --final last, runs whose
+final env steps differ (beyond --budget-tol) are refused unless --force; under --final
+common-budget (the default for sweeps) every run is read at its env's common budget.
+
+--run SWEEP.yaml first runs the sweep on this machine (skipping finished runs), then compares it.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return &usageError{fmt.Sprintf("compare: one directory expected, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.dir = args[0]
+			}
+			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.command = "graftrl " + strings.Join(os.Args[1:], " ")
+			ctx, stop := interruptContext(cmd.Context(), o.log)
+			defer stop()
+			return compareRun(ctx, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.run, "run", "", "sweep config to run locally first, then compare")
+	o.flags(cmd)
+	return cmd
+}
+
+func newHeadToHeadCmd() *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "headtohead [--workers N] [--out DIR]",
+		Short: "GRPO vs GRAFT on the quickstart env, 3 seeds each: runs the sweep and writes the report",
+		Long: `Shorthand for: graftrl compare --run ` + HeadToHeadConfig + `
+(run it from the repository root). It trains GRPO and GRAFT with 3 seeds each at an equal
+env-step budget on this machine (one process per core), then writes the comparison report to
+runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished runs.`,
+		Args: noArgs("headtohead"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if _, err := os.Stat(o.run); err != nil {
+				return &usageError{fmt.Sprintf("headtohead: %v (run it from the repository root, or use graftrl compare --run FILE)", err)}
+			}
+			o.command = "graftrl " + strings.Join(os.Args[1:], " ")
+			ctx, stop := interruptContext(cmd.Context(), o.log)
+			defer stop()
+			return compareRun(ctx, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.run, "config", HeadToHeadConfig, "the head-to-head sweep config")
+	o.flags(cmd)
+	return cmd
+}
+
+func compareRun(ctx context.Context, o *compareOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch {
+	case o.run != "" && o.dir != "":
+		return &usageError{"compare: give a directory or --run SWEEP.yaml, not both"}
+	case o.run == "" && o.dir == "":
+		return &usageError{"compare: a sweep or runs directory (or --run SWEEP.yaml) is required"}
+	case o.final != "" && o.final != compare.FinalLast && o.final != compare.FinalCommonBudget:
+		return &usageError{fmt.Sprintf("compare: --final %q is not allowed (allowed: %s, %s)", o.final, compare.FinalCommonBudget, compare.FinalLast)}
+	}
+	t0 := time.Now()
+	if o.run != "" {
+		c, err := sweep.Load(o.run)
+		if err != nil {
+			return err
+		}
+		m, err := c.Prepare()
+		if err != nil {
+			return err
+		}
+		workers := c.Workers
+		if o.workers >= 0 {
+			workers = o.workers
+		}
+		if _, err := sweep.RunLocal(ctx, c.Dir(), m, sweep.LocalOptions{Workers: workers,
+			Launcher: sweep.Launcher{Binary: o.binary, Out: o.log, Metric: m.Compare.Metric}}); err != nil {
+			return err
+		}
+		o.dir = c.Dir()
+	}
+	if fi, err := os.Stat(o.dir); err != nil || !fi.IsDir() {
+		return &usageError{fmt.Sprintf("compare: %s is not a directory", o.dir)}
+	}
+
+	var runs []*compare.Run
+	var opts compare.Options
+	var m *sweep.Manifest
+	var skipped []string
+	if sweep.IsSweepDir(o.dir) {
+		var err error
+		if m, err = sweep.LoadManifest(o.dir); err != nil {
+			return &usageError{err.Error()}
+		}
+		if runs, skipped, err = sweep.CompareRuns(o.dir, m, o.partial); err != nil {
+			return &usageError{err.Error()}
+		}
+		opts = m.CompareOptions()
+	} else {
+		dirs, err := compare.FindRuns(o.dir)
+		if err != nil {
+			return &usageError{err.Error()}
+		}
+		if runs, err = compare.LoadRuns(dirs); err != nil {
+			return &usageError{err.Error()}
+		}
+	}
+	if o.metric != "" {
+		opts.Metric = o.metric
+	}
+	if o.baseline != "" {
+		opts.Baseline = o.baseline
+	}
+	if o.final != "" {
+		opts.Final = o.final
+	}
+	if o.budgetTol >= 0 {
+		opts.BudgetTolerance = o.budgetTol
+	}
+	opts.Force = opts.Force || o.force
+	if o.title != "" {
+		opts.Title = o.title
+	}
+	if m != nil {
+		if opts.Title == "" {
+			opts.Title = m.Title(runs, opts.Metric)
+		}
+		opts.Notes = m.Notes(runs, opts, skipped)
+	}
+	if o.command != "" {
+		opts.Notes = append(opts.Notes, "Produced by: "+o.command)
+	}
+	c, err := compare.Compare(runs, opts)
+	if err != nil {
+		var be *compare.BudgetError
+		if errors.As(err, &be) {
+			return &usageError{err.Error() + "\n(the runs of a comparison must have equal env-step budgets: pass --final common-budget to read every run at the common budget, --budget-tol 0.05 to allow a 5 % spread, or --force to compare anyway)"}
+		}
+		return &usageError{err.Error()}
+	}
+	out := o.outDir
+	if out == "" {
+		out = filepath.Join(o.dir, sweep.ReportDir)
+	}
+	if err := compare.WriteReport(out, c); err != nil {
+		return err
+	}
+	printComparison(o.out, c)
+	fmt.Fprintf(o.out, "report: %s and %s (plots in %s, CSV files beside them); %s\n",
+		filepath.Join(out, compare.ReportMarkdown), filepath.Join(out, compare.ReportHTML), filepath.Join(out, compare.PlotDir),
+		time.Since(t0).Round(time.Second))
+	return nil
+}
+
+// printComparison prints the per-environment table of the comparison.
+func printComparison(w io.Writer, c *compare.Comparison) {
+	fmt.Fprintf(w, "%s\n", c.Options.Title)
+	for _, b := range c.Protocol.Budgets {
+		read := ""
+		if b.Common > 0 {
+			read = fmt.Sprintf(", scores read at %d", b.Common)
+		}
+		fmt.Fprintf(w, "%s: budgets %d–%d env steps%s\n", b.Env, b.Min, b.Max, read)
+		for _, cell := range c.Cells {
+			if cell.Env != b.Env {
+				continue
+			}
+			p := ""
+			if cell.Method != c.Options.Baseline {
+				p = fmt.Sprintf("  P(> %s) %.2f [%.2f, %.2f]", c.Options.Baseline, cell.Improvement.Value, cell.Improvement.Lo, cell.Improvement.Hi)
+			}
+			fmt.Fprintf(w, "  %-12s n=%d  mean %.3f  IQM %.3f [%.3f, %.3f]%s\n", cell.Method, cell.N(), cell.Mean,
+				cell.IQM.Value, cell.IQM.Lo, cell.IQM.Hi, p)
+		}
+	}
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}

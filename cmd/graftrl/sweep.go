@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graftrl/graftrl/sweep"
+)
+
+// sweepOptions are the flags of `graftrl sweep`.
+type sweepOptions struct {
+	config   string
+	executor string
+	workers  int
+	outDir   string
+	dryRun   bool
+	wait     bool
+	binary   string // graftrl executable the runs use (default: this one)
+	out      io.Writer
+	log      io.Writer
+}
+
+func newSweepCmd() *cobra.Command {
+	o := &sweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep --config FILE [--executor local|slurm] [--workers N] [--dry-run]",
+		Short: "Run an ablation sweep: a grid of configs (estimators × envs × seeds × any key), locally or on Slurm",
+		Long: `Expand a sweep config (configs/sweeps/*.yaml; keys in configs/README.md, Sweeps) into runs with
+stable names <env>-<method>-s<seed>[-key=value…] under <out_dir>/<name>/, and run them.
+
+  local (default)  a pool of --workers processes (default one per core, each GOMAXPROCS=cores/workers);
+                   Ctrl-C stops every run; running the same command again skips finished runs and
+                   restarts unfinished ones from scratch
+  slurm            one job array through sbatch (one task per unfinished run, each running
+                   graftrl sweep run-one --index $SLURM_ARRAY_TASK_ID); --wait waits for it
+
+--dry-run prints the runs (and, for Slurm, the batch script) without running anything.
+Then: graftrl sweep status --dir DIR, graftrl compare DIR.`,
+		Args: noArgs("sweep"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.config == "" {
+				return &usageError{"sweep: --config FILE is required (or a subcommand: run-one, status)"}
+			}
+			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, stop := interruptContext(cmd.Context(), o.log)
+			defer stop()
+			return sweepRun(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "sweep config file (configs/sweeps/*.yaml)")
+	f.StringVar(&o.executor, "executor", "", "local or slurm (default: the config's executor)")
+	f.IntVar(&o.workers, "workers", -1, "local executor: runs at once (0: one per core; default: the config's workers)")
+	f.StringVar(&o.outDir, "out-dir", "", "folder of sweep directories (default: the config's out_dir)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would run (and the Slurm batch script) without running it")
+	f.BoolVar(&o.wait, "wait", false, "slurm executor: wait for the job array to finish and check every run")
+	cmd.AddCommand(newSweepRunOneCmd(), newSweepStatusCmd())
+	return cmd
+}
+
+// noArgs refuses positional arguments with a usage error (exit status 2).
+func noArgs(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &usageError{fmt.Sprintf("%s: unexpected argument %q", name, args[0])}
+		}
+		return nil
+	}
+}
+
+// interruptContext is cancelled by the first SIGINT or SIGTERM; a second one kills graftrl
+// at once (the training processes die with it).
+func interruptContext(parent context.Context, log io.Writer) (context.Context, func()) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		if parent.Err() == nil {
+			stop() // restore the default: a second Ctrl-C ends graftrl at once
+			fmt.Fprintln(log, "graftrl: stopping the runs (each stops after its current iteration); Ctrl-C again to kill them now")
+		}
+	}()
+	return ctx, stop
+}
+
+// loadSweep reads a sweep config and applies the flags that change where it goes.
+func loadSweep(path, outDir string) (*sweep.Config, error) {
+	c, err := sweep.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if outDir != "" {
+		c.OutDir = outDir
+	}
+	return c, nil
+}
+
+func sweepRun(ctx context.Context, o *sweepOptions) error {
+	c, err := loadSweep(o.config, o.outDir)
+	if err != nil {
+		return err
+	}
+	if o.executor != "" {
+		if o.executor != sweep.ExecLocal && o.executor != sweep.ExecSlurm {
+			return &usageError{fmt.Sprintf("sweep: --executor %q is not allowed (allowed: local, slurm)", o.executor)}
+		}
+		c.Executor = o.executor
+	}
+	if o.workers >= 0 {
+		c.Workers = o.workers
+	}
+	if o.wait && c.Executor != sweep.ExecSlurm {
+		return &usageError{"sweep: --wait applies to the slurm executor (the local executor always waits)"}
+	}
+	if o.dryRun {
+		m, err := c.Plan()
+		if err != nil {
+			return err
+		}
+		return printPlan(ctx, o.out, c, m, o.binary)
+	}
+	m, err := c.Prepare()
+	if err != nil {
+		return err
+	}
+	if c.Executor == sweep.ExecSlurm {
+		_, err := sweep.SubmitSlurm(ctx, c.Dir(), m, sweep.SlurmOptions{Binary: o.binary, Wait: o.wait, Out: o.out})
+		return err
+	}
+	_, err = sweep.RunLocal(ctx, c.Dir(), m, sweep.LocalOptions{Workers: c.Workers,
+		Launcher: sweep.Launcher{Binary: o.binary, Out: o.log, Metric: m.Compare.Metric}})
+	if err == nil {
+		fmt.Fprintf(o.out, "sweep %s: all %d runs finished in %s\ncompare them: graftrl compare %s\n", m.Name, len(m.Runs), c.Dir(), c.Dir())
+	}
+	return err
+}
+
+// printPlan is the dry run: the runs with their state and overrides, and what would be run.
+func printPlan(ctx context.Context, w io.Writer, c *sweep.Config, m *sweep.Manifest, binary string) error {
+	dir := c.Dir()
+	sts := sweep.Statuses(dir, m, m.Compare.Metric)
+	todo := 0
+	for _, st := range sts {
+		if st.State != sweep.Finished {
+			todo++
+		}
+	}
+	fmt.Fprintf(w, "sweep %s: %d runs in %s (executor %s); %d to run, %d finished\n", m.Name, len(m.Runs), dir, c.Executor, todo, len(m.Runs)-todo)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "index\tname\tmethod\tstate\tbudget\toverrides")
+	for i, r := range m.Runs {
+		budget := fmt.Sprintf("%d iterations", r.Iterations)
+		if r.EnvSteps > 0 {
+			budget = fmt.Sprintf("%d env steps (≤ %d it.)", r.EnvSteps, r.Iterations)
+		}
+		var ov []string
+		for _, s := range r.Overrides {
+			if !strings.HasPrefix(s, "name=") && !strings.HasPrefix(s, "out_dir=") {
+				ov = append(ov, s)
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Name, r.Method, sts[i].State, budget, strings.Join(ov, " "))
+	}
+	tw.Flush()
+	if c.Executor == sweep.ExecSlurm {
+		_, err := sweep.SubmitSlurm(ctx, dir, m, sweep.SlurmOptions{Binary: binary, DryRun: true, Out: w})
+		return err
+	}
+	workers := c.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = max(1, min(workers, todo))
+	fmt.Fprintf(w, "would train %d run(s) on %d worker(s), GOMAXPROCS=%d each, each as:\n  graftrl train --config %s --out-dir %s   (output in %s)\n",
+		todo, workers, max(1, runtime.NumCPU()/workers), filepath.Join(dir, sweep.ConfigDir, "<run>.yaml"),
+		filepath.Join(dir, sweep.RunDir), filepath.Join(dir, sweep.LogDir, "<run>.log"))
+	return nil
+}
+
+// sweepDirOptions name a sweep by its directory or its config.
+type sweepDirOptions struct {
+	dir    string
+	config string
+	outDir string
+}
+
+func (o *sweepDirOptions) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.dir, "dir", "", "sweep directory (<out_dir>/<name>)")
+	cmd.Flags().StringVarP(&o.config, "config", "c", "", "sweep config file (instead of --dir)")
+	cmd.Flags().StringVar(&o.outDir, "out-dir", "", "with --config: folder of sweep directories (default: the config's out_dir)")
+}
+
+func (o *sweepDirOptions) resolve(cmdName string) (string, error) {
+	switch {
+	case o.dir != "" && o.config != "":
+		return "", &usageError{cmdName + ": give --dir or --config, not both"}
+	case o.dir != "":
+		return o.dir, nil
+	case o.config != "":
+		c, err := loadSweep(o.config, o.outDir)
+		if err != nil {
+			return "", err
+		}
+		return c.Dir(), nil
+	}
+	return "", &usageError{cmdName + ": --dir SWEEP_DIR or --config FILE is required"}
+}
+
+// sweepRunOneOptions are the flags of `graftrl sweep run-one`.
+type sweepRunOneOptions struct {
+	sweepDirOptions
+	index  int
+	binary string
+	log    io.Writer
+}
+
+func newSweepRunOneCmd() *cobra.Command {
+	o := &sweepRunOneOptions{}
+	cmd := &cobra.Command{
+		Use:   "run-one --dir SWEEP_DIR --index I",
+		Short: "Train run I of a sweep unless it is finished (what each Slurm array task runs)",
+		Args:  noArgs("sweep run-one"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.index < 0 {
+				return &usageError{"sweep run-one: --index I is required"}
+			}
+			o.log = cmd.ErrOrStderr()
+			ctx, stop := interruptContext(cmd.Context(), o.log)
+			defer stop()
+			return sweepRunOne(ctx, o)
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().IntVar(&o.index, "index", -1, "run index (the manifest's order; $SLURM_ARRAY_TASK_ID)")
+	return cmd
+}
+
+func sweepRunOne(ctx context.Context, o *sweepRunOneOptions) error {
+	dir, err := o.resolve("sweep run-one")
+	if err != nil {
+		return err
+	}
+	m, err := sweep.LoadManifest(dir)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	if _, err := m.Run(o.index); err != nil {
+		return &usageError{"sweep run-one: " + err.Error()}
+	}
+	l := &sweep.Launcher{Binary: o.binary, Out: o.log, Metric: m.Compare.Metric}
+	if job := os.Getenv("SLURM_ARRAY_JOB_ID"); job != "" {
+		l.SlurmJob = job + "_" + os.Getenv("SLURM_ARRAY_TASK_ID")
+	}
+	if n, err := strconv.Atoi(os.Getenv("SLURM_CPUS_PER_TASK")); err == nil && n > 0 {
+		l.GOMAXPROCS = n
+	}
+	return sweep.RunOne(ctx, dir, o.index, l)
+}
+
+// sweepStatusOptions are the flags of `graftrl sweep status`.
+type sweepStatusOptions struct {
+	sweepDirOptions
+	metric string
+	out    io.Writer
+}
+
+func newSweepStatusCmd() *cobra.Command {
+	o := &sweepStatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status --dir SWEEP_DIR | --config FILE",
+		Short: "Show each run's state (from the run directories, and squeue for Slurm sweeps)",
+		Args:  noArgs("sweep status"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.out = cmd.OutOrStdout()
+			return sweepStatus(cmd.Context(), o)
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().StringVar(&o.metric, "metric", "", "eval metric to show (default: the sweep's compare metric, eval/success)")
+	return cmd
+}
+
+func sweepStatus(ctx context.Context, o *sweepStatusOptions) error {
+	dir, err := o.resolve("sweep status")
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !sweep.IsSweepDir(dir) {
+		_, err := sweep.LoadManifest(dir)
+		return &usageError{err.Error()}
+	}
+	metric := o.metric
+	if metric == "" {
+		if m, err := sweep.LoadManifest(dir); err == nil {
+			metric = m.Compare.Metric
+		}
+	}
+	return sweep.PrintDirStatus(ctx, o.out, dir, metric)
+}

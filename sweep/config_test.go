@@ -1,0 +1,108 @@
+package sweep
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/trainer"
+)
+
+func TestParse(t *testing.T) {
+	c, err := Parse("configs/sweeps/x.yaml", []byte(`
+name: h2h
+base: ../quickstart.yaml
+grid:
+  estimator: [grpo, graft]
+  seed: [1, 2, 3]
+  env: [maze, {name: maze, size: 7}]
+  update.entropy_coef: 0.05
+variants:
+  - {label: path}
+  - {label: td, set: [estimator.mode=td]}
+set: ["env_steps=50000"]
+executor: slurm
+workers: 3
+slurm: {partition: debug, time: "00:30:00", cpus_per_task: 2, gpus: 1, max_parallel: 4, extra: ["#SBATCH --mem=2G"]}
+compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol: 0.05, force: true, title: T}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BasePath != filepath.Join("configs", "quickstart.yaml") || c.OutDir != DefaultOutDir || c.Dir() != filepath.Join(DefaultOutDir, "h2h") {
+		t.Errorf("paths: base %s, out %s", c.BasePath, c.OutDir)
+	}
+	keys := []string{}
+	for _, a := range c.Grid {
+		keys = append(keys, a.Key)
+	}
+	if strings.Join(keys, ",") != "estimator,seed,env,update.entropy_coef" {
+		t.Errorf("grid keys %v: file order expected", keys)
+	}
+	env := c.Grid[2].Values[1]
+	if env.Text != "{name: maze, size: 7}" || env.Slug != "maze+size=7" {
+		t.Errorf("mapping value: %+v", env)
+	}
+	if len(c.Grid[3].Values) != 1 || c.Grid[3].Values[0].Text != "0.05" {
+		t.Errorf("a scalar is a one-value axis: %+v", c.Grid[3])
+	}
+	if len(c.Variants) != 2 || c.Variants[1].Label != "td" || c.Variants[1].Set[0] != "estimator.mode=td" {
+		t.Errorf("variants %+v", c.Variants)
+	}
+	if c.Executor != ExecSlurm || c.Workers != 3 || c.Slurm.CPUsPerTask != 2 || c.Slurm.MaxParallel != 4 || c.Slurm.Extra[0] != "#SBATCH --mem=2G" {
+		t.Errorf("sections: %+v", c)
+	}
+	if c.Compare.Final != FinalLast || c.Compare.BudgetTol != 0.05 || !c.Compare.Force || c.Compare.Metric != "eval/heldout/success" {
+		t.Errorf("compare %+v", c.Compare)
+	}
+
+	d, err := Parse("s.yaml", []byte("name: x\nbase: b.yaml\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Executor != ExecLocal || d.Workers != 0 || d.Slurm.CPUsPerTask != 1 || d.Compare.Final != FinalCommonBudget {
+		t.Errorf("defaults: %+v", d)
+	}
+}
+
+// Every mistake is a *trainer.ConfigError (exit status 2) naming the key, the value and what is allowed.
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: name, base, out_dir, grid`},
+		{"base: b\n", "name: a sweep name is required"},
+		{"name: a/b\nbase: b\n", `name: "a/b" is not allowed`},
+		{"name: x\n", "base: the base training config is required"},
+		{"name: x\nbase: b\nexecutor: k8s\n", `executor: "k8s" is not allowed (allowed: local, slurm)`},
+		{"name: x\nbase: b\nworkers: -1\n", "workers: -1 is out of range"},
+		{"name: x\nbase: b\nworkers: many\n", `workers: value "many" is not a valid integer`},
+		{"name: x\nbase: b\ngrid: [seed]\n", "grid: must be a mapping"},
+		{"name: x\nbase: b\ngrid: {seed: []}\n", "grid.seed: the list of values is empty"},
+		{"name: x\nbase: b\ngrid: {seed: [1, 1]}\n", `grid.seed: the value "1" appears twice`},
+		{"name: x\nbase: b\ngrid: {seed: [[1]]}\n", "grid.seed: value at line 3 must be a scalar or a mapping"},
+		{"name: x\nbase: b\ngrid: {\"bad key\": [1]}\n", `grid.bad key: "bad key" is not a config key path`},
+		{"name: x\nbase: b\ngrid: {name: [a, b]}\n", "grid.name: the sweep sets each run's name itself"},
+		{"name: x\nbase: b\ngrid: {seed: [1]}\nset: [seed=2]\n", `set: "seed=2" sets the grid key "seed"`},
+		{"name: x\nbase: b\nset: [epochs]\n", `set: "epochs": expected key.path=value`},
+		{"name: x\nbase: b\nset: env_steps=1\n", "set: must be a list of strings"},
+		{"name: x\nbase: b\nvariants: [{label: a}, {label: a}]\n", `variants[1].label: "a" is used twice`},
+		{"name: x\nbase: b\nvariants: [{name: a}]\n", `unknown key "variants[0].name" (allowed under variants: label, set)`},
+		{"name: x\nbase: b\nvariants: [{set: [a=1]}]\n", `variants[0].label: "" is not allowed`},
+		{"name: x\nbase: b\nslurm: {partition: debug, memory: 2G}\n", `unknown key "slurm.memory" (allowed under slurm: partition, time, cpus_per_task`},
+		{"name: x\nbase: b\nslurm: {time: 30min}\n", `slurm.time: "30min" is not a Slurm time`},
+		{"name: x\nbase: b\nslurm: {cpus_per_task: 0}\n", "slurm.cpus_per_task: 0 is out of range (allowed 1..1024)"},
+		{"name: x\nbase: b\nslurm: {gpus: -1}\n", "slurm.gpus: -1 is out of range"},
+		{"name: x\nbase: b\ncompare: {final: best}\n", `compare.final: "best" is not allowed (allowed: common-budget, last)`},
+		{"name: x\nbase: b\ncompare: {budget_tol: 5}\n", "compare.budget_tol: 5 is out of range (allowed 0..1"},
+		{"name: x\nbase: b\ncompare: {force: maybe}\n", `compare.force: value "maybe" is not a valid boolean`},
+		{"name: x\nbase: b\nname: y\n", `key "name" appears twice`},
+		{"- a\n", "the top level must be a mapping"},
+		{"name: [x\n", "did not find expected"},
+	} {
+		_, err := Parse("s.yaml", []byte(tc.yaml))
+		var ce *trainer.ConfigError
+		if !errors.As(err, &ce) || ce.File != "s.yaml" || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want a ConfigError of s.yaml containing %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,248 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/graftrl/graftrl/trainer"
+)
+
+// Folders and files inside a sweep directory.
+const (
+	ManifestFile = "manifest.json"
+	SweepFile    = "sweep.yaml"
+	BaseFile     = "base.yaml"
+	ConfigDir    = "configs"
+	RunDir       = "runs"
+	LogDir       = "logs"
+	StateDir     = "state"
+	SlurmDir     = "slurm"
+	ReportDir    = "report"
+)
+
+// Run is one run of a sweep.
+type Run struct {
+	// Index is the run's place in the manifest (the Slurm array task id).
+	Index int `json:"index"`
+	// Name is the stable run name <env>-<method>-s<seed>[-key=value…].
+	Name string `json:"name"`
+	// Env, Method and Seed are what a comparison groups the run by: the env (with its grid
+	// options, e.g. maze+size=7), the method (the estimator, or the label when the grid varies
+	// more than estimator, env and seed) and the seed.
+	Env    string `json:"env"`
+	Method string `json:"method"`
+	Seed   uint64 `json:"seed"`
+	// Params are the run's grid values in axis order (variants under the key "variant").
+	Params []Param `json:"params"`
+	// Overrides are the --set overrides that turn the base config into the run's config.
+	Overrides []string `json:"overrides"`
+	// Iterations and EnvSteps are the run's budget (iterations cap; env steps, 0 = none).
+	Iterations int   `json:"iterations"`
+	EnvSteps   int64 `json:"env_steps"`
+	// Config is the resolved config file, relative to the sweep directory.
+	Config string `json:"config"`
+
+	resolved *trainer.Config
+}
+
+// Param is one grid value of a run.
+type Param struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Resolved returns the run's resolved training config (nil for runs read from a manifest).
+func (r *Run) Resolved() *trainer.Config { return r.resolved }
+
+// RunPath is the run's directory relative to the sweep directory.
+func (r *Run) RunPath() string { return filepath.Join(RunDir, r.Name) }
+
+// axis is a grid axis or the variants, as the expansion walks them.
+type axis struct {
+	key    string
+	values []Value
+	sets   [][]string // per value: its overrides
+}
+
+func (c *Config) axes() []axis {
+	var out []axis
+	for _, a := range c.Grid {
+		ax := axis{key: a.Key, values: a.Values}
+		for _, v := range a.Values {
+			ax.sets = append(ax.sets, []string{a.Key + "=" + v.Text})
+		}
+		out = append(out, ax)
+	}
+	if len(c.Variants) > 0 {
+		ax := axis{key: "variant"}
+		for _, v := range c.Variants {
+			ax.values = append(ax.values, Value{Text: v.Label, Slug: v.Label})
+			ax.sets = append(ax.sets, v.Set)
+		}
+		out = append(out, ax)
+	}
+	return out
+}
+
+// Expand reads the base config and expands the grid into runs in index order: the cartesian
+// product of the axes in file order (variants last), the last axis varying fastest. Every run's
+// config is resolved with trainer.Parse (base + grid values + variant + set), so a bad key or
+// value is a *trainer.ConfigError before anything runs.
+func (c *Config) Expand() ([]Run, error) {
+	fail := func(format string, args ...any) ([]Run, error) {
+		return nil, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...)}
+	}
+	base, err := os.ReadFile(c.BasePath)
+	if err != nil {
+		return fail("base: %v", err)
+	}
+	axes := c.axes()
+	placeholder := "name=" + c.Name // the base may lack a name; the run name comes last
+
+	total := 1
+	for _, ax := range axes {
+		total *= len(ax.values)
+	}
+	if total > 100_000 {
+		return fail("grid: %d runs is more than the 100000 allowed", total)
+	}
+	runsDir := filepath.Join(c.Dir(), RunDir)
+	runs := make([]Run, 0, total)
+	names := map[string]int{}
+	pick := make([]int, len(axes))
+	for idx := range total {
+		rem := idx
+		for k := len(axes) - 1; k >= 0; k-- {
+			pick[k] = rem % len(axes[k].values)
+			rem /= len(axes[k].values)
+		}
+		var ov []string
+		var params []Param
+		for k, ax := range axes {
+			ov = append(ov, ax.sets[pick[k]]...)
+			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})
+		}
+		ov = append(ov, c.Set...)
+		cfg, err := trainer.Parse(c.BasePath, base, append([]string{placeholder}, ov...))
+		if err != nil {
+			return fail("run %s: %s", paramText(params), configMsg(err))
+		}
+		r := Run{Index: idx, Seed: cfg.Seed, Params: params}
+		c.nameRun(&r, axes, pick, &cfg)
+		if r.Method != inferredMethod(&cfg) {
+			ov = append(ov, "label="+r.Method)
+			cfg.Label = r.Method
+		}
+		ov = append(ov, "name="+r.Name, "out_dir="+runsDir)
+		cfg.Name, cfg.OutDir = r.Name, runsDir
+		if err := cfg.Validate(); err != nil {
+			return fail("run %s: %v", r.Name, err)
+		}
+		if j, dup := names[r.Name]; dup {
+			return fail("grid: runs %d (%s) and %d (%s) get the same name %s; make the values differ in letters and digits",
+				j, paramText(runs[j].Params), idx, paramText(params), r.Name)
+		}
+		names[r.Name] = idx
+		r.Overrides = ov
+		r.Iterations, r.EnvSteps = cfg.Iterations, cfg.EnvSteps
+		r.Config = filepath.Join(ConfigDir, r.Name+".yaml")
+		r.resolved = &cfg
+		runs = append(runs, r)
+	}
+	if b := c.Compare.Baseline; b != "" {
+		found := false
+		var methods []string
+		for _, r := range runs {
+			found = found || r.Method == b
+			if !containsString(methods, r.Method) {
+				methods = append(methods, r.Method)
+			}
+		}
+		if !found {
+			return fail("compare.baseline: %q is not a method of the sweep (methods: %s)", b, strings.Join(methods, ", "))
+		}
+	}
+	return runs, nil
+}
+
+// nameRun sets the run's Env, Method and Name from its grid values:
+// <env>-<method>-s<seed>[-key=value…]. The env part is the env axis's value (or the base's
+// env); the method part is the variant's label, else the label axis's value, else the
+// estimator axis's value, else the base's label or estimator. Every other axis adds key=value,
+// in axis order, to both the name and the method, so that a comparison keeps them apart.
+func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *trainer.Config) {
+	find := func(key string) int {
+		for k, ax := range axes {
+			if ax.key == key {
+				return k
+			}
+		}
+		return -1
+	}
+	used := map[int]bool{}
+	env := slug(cfg.Env.Name)
+	if k := find("env"); k >= 0 {
+		env, used[k] = axes[k].values[pick[k]].Slug, true
+	}
+	method := inferredMethod(cfg)
+	for _, key := range []string{"variant", "label", "estimator"} {
+		if k := find(key); k >= 0 {
+			method, used[k] = axes[k].values[pick[k]].Slug, true
+			break
+		}
+	}
+	if k := find("seed"); k >= 0 {
+		used[k] = true
+	}
+	var extra []string
+	for k, ax := range axes {
+		if !used[k] {
+			extra = append(extra, ax.key+"="+ax.values[pick[k]].Slug)
+		}
+	}
+	r.Env = env
+	r.Method = strings.Join(append([]string{method}, extra...), "-")
+	r.Name = strings.Join(append([]string{env, method, "s" + strconv.FormatUint(cfg.Seed, 10)}, extra...), "-")
+}
+
+// inferredMethod is what compare calls a run without help: its label, else its estimator.
+func inferredMethod(cfg *trainer.Config) string {
+	if cfg.Label != "" {
+		return cfg.Label
+	}
+	return cfg.Estimator.Name
+}
+
+func paramText(ps []Param) string {
+	if len(ps) == 0 {
+		return "(no grid)"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Key + "=" + p.Value
+	}
+	return strings.Join(s, ", ")
+}
+
+// configMsg is a trainer config error without its "config FILE:" prefix (the sweep error names
+// the sweep file; the base file is named in the message when it matters).
+func configMsg(err error) string {
+	var ce *trainer.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Msg
+	}
+	return err.Error()
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package sweep
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/trainer"
+)
+
+func names(runs []Run) string {
+	s := make([]string, len(runs))
+	for i, r := range runs {
+		s[i] = r.Name
+	}
+	return strings.Join(s, " ")
+}
+
+// The grid's cartesian product in file order, last axis fastest, with stable names.
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	c := writeSweep(t, dir, "name: h2h\nbase: tiny.yaml\ngrid:\n  estimator: [grpo, graft]\n  seed: [1, 2, 3]\nset: [env_steps=40]\n")
+	runs, err := c.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "maze-grpo-s1 maze-grpo-s2 maze-grpo-s3 maze-graft-s1 maze-graft-s2 maze-graft-s3"
+	if got := names(runs); got != want {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	r := runs[4]
+	if r.Index != 4 || r.Env != "maze" || r.Method != "graft" || r.Seed != 2 || r.EnvSteps != 40 || r.Iterations != 4 {
+		t.Errorf("run 4: %+v", r)
+	}
+	if r.Config != filepath.Join("configs", "maze-graft-s2.yaml") || r.RunPath() != filepath.Join("runs", "maze-graft-s2") {
+		t.Errorf("paths %s %s", r.Config, r.RunPath())
+	}
+	runsDir := filepath.Join(dir, "out", "h2h", "runs")
+	wantOv := []string{"estimator=graft", "seed=2", "env_steps=40", "name=maze-graft-s2", "out_dir=" + runsDir}
+	if strings.Join(r.Overrides, " ") != strings.Join(wantOv, " ") {
+		t.Errorf("overrides %q, want %q", r.Overrides, wantOv)
+	}
+	cfg := r.Resolved()
+	if cfg.Name != "maze-graft-s2" || cfg.Estimator.Name != "graft" || cfg.Seed != 2 || cfg.EnvSteps != 40 || cfg.Label != "" || cfg.OutDir != runsDir {
+		t.Errorf("resolved config %+v", cfg)
+	}
+	// The overrides alone reproduce the resolved config from the base.
+	again, err := trainer.Load(c.BasePath, r.Overrides)
+	if err != nil || string(again.YAML()) != string(cfg.YAML()) {
+		t.Errorf("the overrides do not reproduce the config: %v", err)
+	}
+}
+
+// A run's name depends on its own values only: adding values to an axis, or another seed,
+// leaves the names of existing runs unchanged.
+func TestExpandNamesAreStable(t *testing.T) {
+	dir := t.TempDir()
+	small := writeSweep(t, dir, "name: s\nbase: tiny.yaml\ngrid:\n  estimator: [grpo]\n  seed: [1]\n  update.entropy_coef: [0.01]\n")
+	a, err := small.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := writeSweep(t, dir, "name: s\nbase: tiny.yaml\ngrid:\n  estimator: [grpo, graft]\n  seed: [1, 2]\n  update.entropy_coef: [0.01, 0.05]\n")
+	b, err := big.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a[0].Name != "maze-grpo-s1-update.entropy_coef=0.01" || b[0].Name != a[0].Name {
+		t.Errorf("names %s / %s", a[0].Name, b[0].Name)
+	}
+	// An axis beyond env, estimator and seed becomes part of the method, so that a comparison
+	// keeps the ablation's values apart.
+	if b[1].Method != "grpo-update.entropy_coef=0.05" || b[1].Resolved().Label != b[1].Method {
+		t.Errorf("method %q, label %q", b[1].Method, b[1].Resolved().Label)
+	}
+	if len(b) != 8 || b[7].Name != "maze-graft-s2-update.entropy_coef=0.05" {
+		t.Errorf("names: %s", names(b))
+	}
+}
+
+// Env values with options, variants and a label axis name the env and the method.
+func TestExpandEnvsAndVariants(t *testing.T) {
+	dir := t.TempDir()
+	c := writeSweep(t, dir, `name: v
+base: tiny.yaml
+grid:
+  env: [maze, {name: maze, size: 7}, keydoor]
+  seed: [1]
+variants:
+  - {label: graft-path, set: [estimator=graft]}
+  - {label: graft-td, set: [estimator=graft, estimator.mode=td]}
+`)
+	runs, err := c.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "maze-graft-path-s1 maze-graft-td-s1 maze+size=7-graft-path-s1 maze+size=7-graft-td-s1 keydoor-graft-path-s1 keydoor-graft-td-s1"
+	if got := names(runs); got != want {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	r := runs[3]
+	cfg := r.Resolved()
+	if r.Env != "maze+size=7" || r.Method != "graft-td" || cfg.Label != "graft-td" || cfg.Env.Options["size"] != 7 || cfg.Estimator.Options["mode"] != "td" {
+		t.Errorf("run 3: %+v; config env %+v estimator %+v", r, cfg.Env, cfg.Estimator)
+	}
+	if runs[4].Resolved().Env.Name != "keydoor" {
+		t.Errorf("env axis: %+v", runs[4].Resolved().Env)
+	}
+}
+
+// A bad value is refused before anything runs, naming the run's values, the key and what is allowed.
+func TestExpandErrors(t *testing.T) {
+	for _, tc := range []struct{ sweep, want string }{
+		{"name: e\nbase: tiny.yaml\ngrid: {estimator: [grpo, ppo]}\n", `run estimator=ppo: estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)`},
+		{"name: e\nbase: tiny.yaml\ngrid: {update.epochz: [1, 2]}\n", `run update.epochz=1: unknown key "update.epochz" (allowed under update: aggregation`},
+		{"name: e\nbase: tiny.yaml\ngrid: {optim.lr: [0.1, -1]}\n", "optim.lr: -1 is out of range"},
+		{"name: e\nbase: tiny.yaml\nset: [tasks.per_iter=9]\n", "tasks.per_iter: 9 is out of range (allowed 1..tasks.train = 2)"},
+		{"name: e\nbase: missing.yaml\n", "base: open"},
+		{"name: e\nbase: tiny.yaml\ngrid: {seed: [1, 2]}\ncompare: {baseline: drgrpo}\n", `compare.baseline: "drgrpo" is not a method of the sweep (methods: grpo)`},
+	} {
+		c := writeSweep(t, t.TempDir(), tc.sweep)
+		_, err := c.Expand()
+		var ce *trainer.ConfigError
+		if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "sweep.yaml") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v; want a ConfigError of the sweep file containing %q", tc.sweep, err, tc.want)
+		}
+	}
+}

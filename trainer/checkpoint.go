@@ -1,0 +1,295 @@
+package trainer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// A checkpoint is a directory checkpoints/iter-NNNNNN holding:
+//
+//	policy/        every GoMLX variable: weights, Adam moments and step, the reference policy
+//	trainer.json   the loop's state: iteration, counters, every RNG, the task order, metrics offsets
+//	MANIFEST.json  the SHA-256 of every other file, verified before anything is loaded
+//
+// It is written under a temporary name, every file fsynced, then renamed into place (and the
+// parent directory fsynced), so the previous checkpoint stays valid until the new one is complete.
+const manifestFile = "MANIFEST.json"
+
+// trainerState is what a checkpoint records beside the policy's variables: everything needed for
+// a resumed run to continue exactly as the uninterrupted one would have.
+type trainerState struct {
+	Iter     int   `json:"iter"`
+	EnvSteps int64 `json:"env_steps"`
+	Tokens   int64 `json:"tokens"`
+	// RNG holds each random stream's PCG state (MarshalBinary).
+	RNG map[string][]byte `json:"rng"`
+	// Order and Cursor are the training-panel permutation and the position in it.
+	Order  []int `json:"order"`
+	Cursor int   `json:"cursor"`
+	// SkipRun counts consecutive skipped updates.
+	SkipRun int `json:"skip_run"`
+	// MetricsBytes and TimingBytes are the lengths of metrics.jsonl and timing.jsonl at the
+	// checkpoint: a resumed run truncates them back so no line appears twice.
+	MetricsBytes int64 `json:"metrics_bytes"`
+	TimingBytes  int64 `json:"timing_bytes"`
+}
+
+// checkpointName is the directory name of the checkpoint after iteration iter.
+func checkpointName(iter int) string { return fmt.Sprintf("iter-%06d", iter) }
+
+// saveCheckpoint writes the checkpoint of the current iteration and applies keep_last.
+func (t *Trainer) saveCheckpoint() error {
+	st := trainerState{Iter: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, RNG: map[string][]byte{},
+		Order: t.order, Cursor: t.cursor, SkipRun: t.skipRun}
+	for name, p := range t.pcgs {
+		b, err := p.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("checkpoint: rng %s: %w", name, err)
+		}
+		st.RNG[name] = b
+	}
+	for _, f := range []*os.File{t.metrics, t.timing} {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("checkpoint: sync %s: %w", f.Name(), err)
+		}
+	}
+	var err error
+	if st.MetricsBytes, err = fileSize(t.metrics); err != nil {
+		return err
+	}
+	if st.TimingBytes, err = fileSize(t.timing); err != nil {
+		return err
+	}
+	root := filepath.Join(t.dir, CkptDir)
+	name := checkpointName(t.iter)
+	tmp := filepath.Join(root, ".tmp-"+name)
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := t.pol.Save(filepath.Join(tmp, policyDir)); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(st, "", " ")
+	if err := os.WriteFile(filepath.Join(tmp, stateFile), data, 0o644); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := writeManifest(tmp); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	final := filepath.Join(root, name)
+	if err := os.RemoveAll(final); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := syncDir(root); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	list, err := ListCheckpoints(t.dir)
+	if err != nil {
+		return err
+	}
+	for len(list) > t.cfg.Checkpoint.KeepLast {
+		if err := os.RemoveAll(list[0]); err != nil {
+			return fmt.Errorf("checkpoint retention: %w", err)
+		}
+		list = list[1:]
+	}
+	return nil
+}
+
+func fileSize(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// writeManifest fsyncs every file under dir and records its SHA-256 in MANIFEST.json.
+func writeManifest(dir string) error {
+	sums := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if err == nil && path != dir {
+				return syncDir(path)
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		sum, err := hashFile(path, true)
+		sums[filepath.ToSlash(rel)] = sum
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(sums, "", " ")
+	f, err := os.Create(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func hashFile(path string, sync bool) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if !sync {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if sync {
+		if err := f.Sync(); err != nil {
+			return "", err
+		}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// VerifyCheckpoint checks a checkpoint directory against its manifest: every listed file present
+// with the recorded SHA-256, no file missing from the list, and a readable trainer state.
+func VerifyCheckpoint(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return fmt.Errorf("no manifest: %w", err)
+	}
+	var sums map[string]string
+	if err := json.Unmarshal(data, &sums); err != nil {
+		return fmt.Errorf("corrupt manifest: %w", err)
+	}
+	if _, ok := sums[stateFile]; !ok {
+		return errors.New("manifest lists no trainer state")
+	}
+	names := make([]string, 0, len(sums))
+	for n := range sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		got, err := hashFile(filepath.Join(dir, filepath.FromSlash(n)), false)
+		if err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+		if got != sums[n] {
+			return fmt.Errorf("%s: checksum mismatch (file corrupt)", n)
+		}
+	}
+	return nil
+}
+
+// readState reads a verified checkpoint's trainer state.
+func readState(dir string) (trainerState, error) {
+	var st trainerState
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", stateFile, err)
+	}
+	return st, nil
+}
+
+// ListCheckpoints returns a run's checkpoint directories, oldest first (temporary ones excluded).
+func ListCheckpoints(runDir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(runDir, CkptDir))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "iter-") {
+			out = append(out, filepath.Join(runDir, CkptDir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// latestValidCheckpoint returns the newest checkpoint that passes VerifyCheckpoint; each newer
+// one that fails is reported through warn.
+func latestValidCheckpoint(runDir string, warn func(format string, args ...any)) (string, error) {
+	list, err := ListCheckpoints(runDir)
+	if err != nil {
+		return "", err
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		if err := VerifyCheckpoint(list[i]); err != nil {
+			warn("warning: checkpoint %s is not valid (%v); trying the previous one", list[i], err)
+			continue
+		}
+		return list[i], nil
+	}
+	return "", nil
+}
+
+// restore loads a verified checkpoint into the trainer: weights, optimizer, RNGs, counters.
+func (t *Trainer) restore(ckpt string) (trainerState, error) {
+	st, err := readState(ckpt)
+	if err != nil {
+		return st, fmt.Errorf("checkpoint %s: %w", ckpt, err)
+	}
+	if err := t.pol.Load(filepath.Join(ckpt, policyDir)); err != nil {
+		return st, err
+	}
+	if err := t.syncSampler(); err != nil {
+		return st, err
+	}
+	for name, p := range t.pcgs {
+		b, ok := st.RNG[name]
+		if !ok {
+			return st, fmt.Errorf("checkpoint %s: no state for the %s random stream", ckpt, name)
+		}
+		if err := p.UnmarshalBinary(b); err != nil {
+			return st, fmt.Errorf("checkpoint %s: rng %s: %w", ckpt, name, err)
+		}
+	}
+	for _, j := range st.Order {
+		if j < 0 || j >= len(t.trainTasks) {
+			return st, fmt.Errorf("checkpoint %s: task order does not match tasks.train = %d", ckpt, len(t.trainTasks))
+		}
+	}
+	t.iter, t.envSteps, t.tokens = st.Iter, st.EnvSteps, st.Tokens
+	t.order, t.cursor, t.skipRun = st.Order, st.Cursor, st.SkipRun
+	return st, nil
+}
