@@ -102,7 +102,7 @@ func (b *Batch) Validate() error {
 	if b == nil {
 		return errors.New("no batch")
 	}
-	if b.Tasks < 0 || b.Tasks > 1<<24 {
+	if b.Tasks < 0 || b.Tasks > 1<<20 {
 		return fmt.Errorf("tasks = %d is out of range", b.Tasks)
 	}
 	for i := range b.Trajs {

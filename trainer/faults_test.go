@@ -1,0 +1,168 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/maze"
+	"github.com/graftrl/graftrl/envs/openenv"
+)
+
+// faulty wraps the maze and misbehaves on the steps it is told to: it panics, returns an error,
+// or hangs. Steps are counted across all instances, so faults land in a few episodes of a run.
+type faulty struct {
+	envs.Env
+	counter *atomic.Int64
+	mode    string
+	every   int64
+}
+
+func (f *faulty) Step(a string) (envs.Observation, error) {
+	if n := f.counter.Add(1); n%f.every == 0 {
+		switch f.mode {
+		case "panic":
+			panic(fmt.Sprintf("injected panic at step %d", n))
+		case "error":
+			return envs.Observation{}, fmt.Errorf("injected error at step %d", n)
+		case "hang":
+			select {} // never returns
+		}
+	}
+	return f.Env.Step(a)
+}
+
+func init() {
+	counters := map[string]*atomic.Int64{"panic": {}, "error": {}, "hang": {}}
+	envs.Register(envs.Spec{Name: "faulty-test", Description: "maze with injected faults (tests only)",
+		New: func(opts envs.Options) (envs.Env, error) {
+			mode, _ := opts["mode"].(string)
+			every, _ := opts["every"].(int)
+			m, err := maze.New(maze.DefaultConfig(5))
+			if err != nil {
+				return nil, err
+			}
+			if counters[mode] == nil || every < 1 {
+				return nil, errors.New("faulty-test: options mode (panic|error|hang) and every ≥ 1")
+			}
+			return &faulty{Env: m, counter: counters[mode], mode: mode, every: int64(every)}, nil
+		}})
+}
+
+func trainLines(t *testing.T, run string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(run, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		json.Unmarshal([]byte(l), &m)
+		if m["type"] == "train" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// An env that panics, errors or hangs on some steps ends only those episodes, marked as errors;
+// the run completes. A share of failures above faults.max_error_share aborts the run.
+func TestFaultContainmentInRuns(t *testing.T) {
+	for _, mode := range []string{"panic", "error", "hang"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			s, _ := runTiny(t, dir, "env=faulty-test", "env.mode="+mode, "env.every=37",
+				"faults.step_timeout=0.2", "faults.max_error_share=0.9", "iterations=3")
+			if s.Iterations != 3 {
+				t.Fatalf("run stopped after %d iterations", s.Iterations)
+			}
+			errs := 0.0
+			for _, m := range trainLines(t, filepath.Join(dir, "tiny")) {
+				errs += m["errors"].(float64)
+			}
+			if errs == 0 {
+				t.Fatal("no episode was marked as an error")
+			}
+		})
+	}
+	dir := t.TempDir()
+	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir, "env=faulty-test", "env.mode=error", "env.every=2", "faults.max_error_share=0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(cfg, Options{Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); !errors.Is(err, ErrAborted) || !strings.Contains(err.Error(), "faults.max_error_share") {
+		t.Fatalf("error %v, want an abort naming faults.max_error_share", err)
+	}
+}
+
+// A remote (OpenEnv) environment server killed in the middle of a run: the episodes it was
+// serving end as errors, the run goes on, and once the server is back episodes succeed again.
+func TestRemoteServerKilledMidRun(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	start := func(l net.Listener) (*openenv.Server, chan error) {
+		srv, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: addr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), l) }()
+		return srv, done
+	}
+	srv, _ := start(ln)
+	dir := t.TempDir()
+	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir, "iterations=4",
+		"env=openenv", "env.url=ws://" + addr, "env.timeout=2", "env.connect_retries=0",
+		"faults.max_error_share=1", "eval.every=0", "eval.at_start=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(cfg, Options{Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.afterIteration = func() {
+		switch tr.iter {
+		case 1: // kill the server between iterations 1 and 2
+			srv.Close()
+		case 2: // bring it back for iterations 3 and 4
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Errorf("restart: %v", err)
+				return
+			}
+			srv, _ = start(l)
+		}
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	lines := trainLines(t, filepath.Join(dir, "tiny"))
+	if len(lines) != 4 {
+		t.Fatalf("%d train lines", len(lines))
+	}
+	episodes := 2.0 * 3 // per_iter × group_size of tinyYAML
+	for i, want := range []float64{0, episodes, 0, 0} {
+		if got := lines[i]["errors"].(float64); got != want {
+			t.Errorf("iteration %d: %v errored episodes, want %v", i+1, got, want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package trainer
+
+import (
+	"errors"
+	"testing"
+)
+
+// The config loader never panics: any bytes and any --set override give a config that validates
+// or a *ConfigError.
+func FuzzConfigParse(f *testing.F) {
+	f.Add([]byte(tinyYAML), "update.epochs=2")
+	f.Add([]byte(minimalYAML+"env: maze\n"), "env.size=6")
+	f.Add([]byte("name: x\nestimator: {name: graft, gamma: 0.9}\n"), "estimator=gigpo")
+	f.Add([]byte("name: [\n"), "")
+	f.Add([]byte("name: a\npolicy: 3\n"), "policy.d_model=x")
+	f.Fuzz(func(t *testing.T, data []byte, override string) {
+		var sets []string
+		if override != "" {
+			sets = []string{override}
+		}
+		cfg, err := Parse("fuzz.yaml", data, sets)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ConfigError", err)
+			}
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Parse accepted a config that does not validate: %v", err)
+		}
+		if _, err := Parse("resolved.yaml", cfg.YAML(), nil); err != nil {
+			t.Fatalf("the resolved config does not parse again: %v", err)
+		}
+	})
+}
