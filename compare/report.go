@@ -20,7 +20,9 @@ const (
 
 // WriteReport writes the comparison into dir: report.md (tables, protocol, configs, plots
 // linked from plots/), report.html (the same, self-contained: plots inlined as base64 PNG), the
-// CSV files of WriteCSV and the PNG and SVG plots of WritePlots. Existing files are replaced.
+// CSV files of WriteCSV and the PNG and SVG plots of WritePlots. Runs that hold an advantage
+// audit (AuditDir) add a closing "Advantage audit" section with its table and scatter plot.
+// Existing files are replaced.
 func WriteReport(dir string, c *Comparison) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -33,6 +35,11 @@ func WriteReport(dir string, c *Comparison) error {
 		return err
 	}
 	doc := c.document(plots)
+	audits, err := auditSection(c.Runs, dir)
+	if err != nil {
+		return err
+	}
+	doc = append(doc, audits...)
 	if err := os.WriteFile(filepath.Join(dir, ReportMarkdown), []byte(doc.markdown()), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

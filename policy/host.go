@@ -305,7 +305,7 @@ func (d *HostDecoder) attend(w *hostWork, l, i, b, t int) {
 			vq[j/4*tp+t][j&3] = x
 		}
 		// Scores of whole 4-position blocks; the ones past t are stale and ignored.
-		attnScores(scores, qkv[h*hd:][:hd], kq[:nb*hd])
+		attnScores(scores, qkv[h*hd:][:hd], kq[:nb*hd], m.zeros)
 		inv := softmaxUnnorm(m.exp, scores[:t+1])
 		matmulPanels(w.tmp, 0, scores, 0, 1, t+1, vq, tp, m.hdp/4, m.zeros, epiStore)
 		for j, x := range w.tmp[:hd] {

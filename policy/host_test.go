@@ -433,9 +433,18 @@ func TestHostGELU(t *testing.T) {
 	}
 }
 
+// matmulPanels (the FMA kernel where the CPU has one) and the Go loop against float64 sums, for
+// row counts on either side of the kernel's blocks of four and both epilogues.
 func TestHostMatmulPanels(t *testing.T) {
+	for name, kernel := range map[string]func([]float32, int, []float32, int, int, int, [][4]float32, int, int, []float32, int){
+		"matmulPanels": matmulPanels, "matmulPanelsGo": matmulPanelsGo} {
+		t.Run(name, func(t *testing.T) { testMatmulKernel(t, kernel) })
+	}
+}
+
+func testMatmulKernel(t *testing.T, matmulPanels func([]float32, int, []float32, int, int, int, [][4]float32, int, int, []float32, int)) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {2, 16, 4}, {5, 9, 13}, {17, 64, 36}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {2, 16, 4}, {5, 9, 13}, {4, 3, 8}, {8, 0, 4}, {17, 64, 36}} {
 		n, k, m := sz[0], sz[1], sz[2]
 		mp := roundUp4(m)
 		x := make([]float32, n*(k+2)) // row stride k+2: only the first k values count
@@ -627,6 +636,42 @@ func TestHostMatchesFloat64Reference(t *testing.T) {
 		t.Logf("d_model %d: max |logit − float64 reference|: host %.3g, GoMLX %.3g", c.DModel, errHost, errGoMLX)
 		if errHost > hostTol || errHost > 2*errGoMLX+1e-6 {
 			t.Errorf("d_model %d: host logits are %g from the float64 reference (GoMLX: %g)", c.DModel, errHost, errGoMLX)
+		}
+	}
+}
+
+// A row's result must not depend on the rows computed with it (the FMA kernel takes rows in
+// blocks of four): the host decoder's output must be the same for any GOMAXPROCS.
+func TestHostMatmulRowsIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, k := range []int{1, 2, 7, 16, 33} {
+		for _, np := range []int{1, 2, 3, 5} {
+			const n = 9
+			x := make([]float32, n*k)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			w := make([][4]float32, np*k)
+			for i := range w {
+				for c := range 4 {
+					w[i][c] = float32(rng.NormFloat64())
+				}
+			}
+			bias := make([]float32, 4*np)
+			for i := range bias {
+				bias[i] = float32(rng.NormFloat64())
+			}
+			all := make([]float32, n*4*np)
+			matmulPanels(all, 4*np, x, k, n, k, w, k, np, bias, epiStore)
+			for r := range n {
+				one := make([]float32, 4*np)
+				matmulPanels(one, 0, x[r*k:], k, 1, k, w, k, np, bias, epiStore)
+				for j, v := range one {
+					if v != all[r*4*np+j] {
+						t.Fatalf("k %d, np %d, row %d: alone %g, in a block %g", k, np, r, v, all[r*4*np+j])
+					}
+				}
+			}
 		}
 	}
 }

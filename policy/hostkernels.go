@@ -1,6 +1,9 @@
 package policy
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // The kernels below are plain Go written for the gc compiler, which neither vectorises nor
 // schedules for register pressure. What was measured on the Zen 5 build machine (GOAMD64=v1):
@@ -50,9 +53,32 @@ func packBias(dst, b []float32, scale float32) {
 //
 //	y[c] = bias[4p+c] + Σ_i x[r·ldx+i] · w[p·ps+i][c]
 //
-// and applies the epilogue to out[r·ldo+4p+c]. Panels are the outer loop so that one panel (k·16
-// bytes) stays in L1 while the rows stream past it.
+// and applies the epilogue to out[r·ldo+4p+c]. Where the CPU has FMA (useFMA) the assembly kernel
+// does the work, after the bounds checks the Go loop would make; otherwise matmulPanelsGo.
 func matmulPanels(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]float32, ps, np int, bias []float32, epi int) {
+	if !useFMA || n <= 0 || np <= 0 {
+		matmulPanelsGo(out, ldo, x, ldx, n, k, w, ps, np, bias, epi)
+		return
+	}
+	if k < 0 || len(out) < (n-1)*ldo+4*np || len(x) < (n-1)*ldx+k || len(w) < (np-1)*ps+k || len(bias) < 4*np ||
+		ldo < 0 || ldx < 0 || ps < 0 {
+		panic(fmt.Sprintf("policy: matmulPanels out of bounds (n %d, k %d, np %d, ldo %d, ldx %d, ps %d; len out %d, x %d, w %d, bias %d)",
+			n, k, np, ldo, ldx, ps, len(out), len(x), len(w), len(bias)))
+	}
+	var xp *float32
+	if len(x) > 0 {
+		xp = &x[0]
+	}
+	var wp *[4]float32
+	if len(w) > 0 {
+		wp = &w[0]
+	}
+	matmulPanelsFMA(&out[0], ldo, xp, ldx, n, k, wp, ps, np, &bias[0], epi)
+}
+
+// matmulPanelsGo is matmulPanels in plain Go. Panels are the outer loop so that one panel (k·16
+// bytes) stays in L1 while the rows stream past it.
+func matmulPanelsGo(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]float32, ps, np int, bias []float32, epi int) {
 	for p := range np {
 		pw := w[p*ps : p*ps+k]
 		b := (*[4]float32)(bias[4*p:])
@@ -98,11 +124,18 @@ func matmulPanels(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]flo
 }
 
 // attnScores computes the attention scores of one query q against blocks of four keys,
-// s[4b+c] = Σ_i q[i]·k[b·len(q)+i][c], for as many whole blocks as s and k hold. It is
-// matmulPanels for one row without the bias and epilogue, whose per-panel overhead is a quarter of
-// the cost when the panels are only head_dim long.
-func attnScores(s, q []float32, k [][4]float32) {
+// s[4b+c] = Σ_i q[i]·k[b·len(q)+i][c], for as many whole blocks as s and k hold. With the FMA
+// kernel it is matmulPanels for one row (zeros is a zero bias of at least len(s) values); the Go
+// loop is matmulPanels without the bias and epilogue, whose per-panel overhead is a quarter of the
+// cost when the panels are only head_dim long.
+func attnScores(s, q []float32, k [][4]float32, zeros []float32) {
 	hd := len(q)
+	if useFMA {
+		if nb := min(len(k)/hd, len(s)/4); nb > 0 {
+			matmulPanels(s, 0, q, 0, 1, hd, k, hd, nb, zeros, epiStore)
+		}
+		return
+	}
 	for len(k) >= hd && len(s) >= 4 {
 		kb := k[:hd]
 		q := q[:len(kb)]

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // Loss aggregations (ALGORITHMS.md §5).
@@ -87,12 +88,25 @@ type lossTerms struct {
 	total, pg, entropy, kl, approxKL, clipFrac *Node
 }
 
-// tokenLogProbs returns log π(target) [B,T] and the entropy of π [B,T] from logits [B,T,V].
+// tokenLogProbs returns log π(target) [B,T] and the entropy of π [B,T] from logits [B,T,V]:
+// with s = logits − max and Z = Σ e^s, log π(target) = s[target] − log Z (the target's shifted
+// logit is gathered rather than picked with a one-hot product) and H = log Z − Σ e^s·s / Z, which
+// is −Σ π·log π rewritten so that the [B,T,V] work is one exponential and one product.
 func tokenLogProbs(logits, targets *Node, vocab int) (logp, entropy *Node) {
-	logAll := LogSoftmax(logits, -1)
-	oneHot := OneHot(targets, vocab, dtypes.Float32)
-	logp = ReduceSum(Mul(logAll, oneHot), -1)
-	entropy = Neg(ReduceSum(Mul(Exp(logAll), logAll), -1))
+	g := logits.Graph()
+	dims := logits.Shape().Dimensions
+	rows := logits.Shape().Size() / vocab
+	peak := StopGradient(ReduceMax(logits, -1))
+	shifted := Sub(logits, broadcastLast(peak, dims))
+	e := Exp(shifted)
+	z := sumLast(e)
+	logZ := Log(z)
+	// Flat index of each position's target: row·V + target.
+	row := Reshape(Iota(g, shapes.Make(dtypes.Int32, rows), 0), targets.Shape().Dimensions...)
+	idx := Add(MulScalar(row, vocab), ConvertDType(targets, dtypes.Int32))
+	picked := Gather(Reshape(shifted, rows*vocab, 1), InsertAxes(idx, -1)) // [B,T,1]
+	logp = Sub(Reshape(picked, logZ.Shape().Dimensions...), logZ)
+	entropy = Sub(logZ, Div(sumLast(Mul(e, shifted)), z))
 	return logp, entropy
 }
 

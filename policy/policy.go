@@ -136,9 +136,11 @@ func (p *Policy) buildExecs() error {
 	})
 	logpFn := func(vars func() []*context.Variable) func(*context.Context, []*Node) []*Node {
 		return func(_ *context.Context, in []*Node) []*Node {
-			tokens, targets, isAction := in[0], in[1], in[2]
+			tokens, targets := in[0], in[1]
 			lg := forward(c, assembleParams(c, paramNodes(tokens.Graph(), vars())), tokens)
-			lg = p.maskActions(lg, GreaterThan(isAction, ZerosLike(isAction)))
+			if p.actionBias != nil {
+				lg = Add(lg, in[2])
+			}
 			lp, ent := tokenLogProbs(lg, targets, c.Vocab)
 			return []*Node{lp, ent}
 		}
@@ -155,13 +157,16 @@ func (p *Policy) buildExecs() error {
 	return err
 }
 
-// trainGraph is one clipped policy-gradient update on a minibatch. Inputs (token objective):
-// tokens, targets [B,T] int32; oldLogp, adv, weight [B,T]; refLogp [B,T] when KL is on; lr scalar.
-// The step objective adds stepOf [B,T] int32, stepAdv and stepWeight [B,S].
+// trainGraph is one clipped policy-gradient update on a minibatch, computed at the selected
+// (action) positions only (see selection and forwardAt). Inputs: tokens [B,T] int32; the selection
+// index [B,Q,2] int32 and its attention bias [B,H,Q,T]; targets [B,Q] int32; oldLogp, adv, weight
+// [B,Q]; refLogp [B,Q] when KL is on; for the step objective, stepOf [B,Q] int32, stepAdv and
+// stepWeight [B,S]; the action-token logit bias [B,Q,V] when actions are constrained; lr scalar.
 func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	c := p.cfg
-	tokens, targets, oldLogp, adv, weight := in[0], in[1], in[2], in[3], in[4]
-	i := 5
+	tokens, at := in[0], &queries{idx: in[1], bias: in[2]}
+	targets, oldLogp, adv, weight := in[3], in[4], in[5], in[6]
+	i := 7
 	var refLogp *Node
 	if p.ref != nil {
 		refLogp = in[i]
@@ -172,12 +177,22 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 		stepOf, stepAdv, stepWeight = in[i], in[i+1], in[i+2]
 		i += 3
 	}
+	var bias *Node
+	if p.actionBias != nil {
+		bias = in[i]
+		i++
+	}
 	lr := in[i]
 	g := tokens.Graph()
 	theta := paramNodes(g, p.theta)
-	logits := forward(c, assembleParams(c, theta), tokens)
-	logits = p.maskActions(logits, GreaterThan(weight, ZerosLike(weight)))
+	logits := forwardAt(c, assembleParams(c, theta), tokens, at)
+	if bias != nil {
+		logits = Add(logits, bias)
+	}
 	logp, entropy := tokenLogProbs(logits, targets, c.Vocab)
+	if p.loss.EntropyCoef == 0 {
+		entropy = StopGradient(entropy) // logged only: no gradient to build
+	}
 	var t lossTerms
 	if p.loss.Objective == ObjectiveStep {
 		t = stepLoss(p.loss, logp, entropy, oldLogp, weight, refLogp, stepOf, stepAdv, stepWeight)
@@ -202,15 +217,22 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 // p·log p stays finite (0·−1e9 = 0).
 const maskedLogit = -1e9
 
-// maskActions adds the action-token bias to logits [B,T,V] where isAction [B,T] holds.
-func (p *Policy) maskActions(logits, isAction *Node) *Node {
+// actionBiasTensor lays out the action-token logit bias for a batch: ActionBias at positions with
+// Weight > 0 (action tokens), 0 elsewhere, as [Rows,Len,Vocab]. It is built on the host because
+// broadcasting a [V] row over selected positions costs more on the Go backend than adding a
+// ready tensor. Nil when actions are unconstrained.
+func (p *Policy) actionBiasTensor(b *TrainBatch) *tensors.Tensor {
 	if p.actionBias == nil {
-		return logits
+		return nil
 	}
-	g := logits.Graph()
-	bias := ExpandLeftToRank(Const(g, p.actionBias), 3)
-	bias = BroadcastToShape(bias, logits.Shape())
-	return Add(logits, Where(isAction, bias, ZerosLike(logits)))
+	v := p.cfg.Vocab
+	out := make([]float32, b.Rows*b.Len*v)
+	for i, w := range b.Weight {
+		if w > 0 {
+			copy(out[i*v:(i+1)*v], p.actionBias)
+		}
+	}
+	return tensors.FromFlatDataAndDimensions(out, b.Rows, b.Len, v)
 }
 
 // ActionBias is the additive logit bias at action positions (nil when actions are unconstrained);
@@ -241,7 +263,8 @@ type TrainStats struct {
 	// Skipped is set when the loss or gradient was not finite and the update was not applied.
 	Skipped bool
 	// LogProbs are log π(target) [Rows·Len] under the weights *before* this update (the forward
-	// pass the gradient came from).
+	// pass the gradient came from), at the positions the loss reads (Weight > 0); the update does
+	// not compute the others, which hold 0.
 	LogProbs []float32
 }
 
@@ -254,27 +277,28 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if b.Len > p.cfg.MaxLen {
 		return TrainStats{}, fmt.Errorf("policy: sequence length %d exceeds max_len %d", b.Len, p.cfg.MaxLen)
 	}
+	sel := selectPositions(b)
 	args := []any{
 		tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.OldLogp, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Adv, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Weight, b.Rows, b.Len),
+		sel.index(), sel.attentionBias(p.cfg.Heads),
+		sel.ints(b.Targets, 0), sel.floats(b.OldLogp), sel.floats(b.Adv), sel.floats(b.Weight),
 	}
 	if p.ref != nil {
 		if len(b.RefLogp) != n {
 			return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
 		}
-		args = append(args, tensors.FromFlatDataAndDimensions(b.RefLogp, b.Rows, b.Len))
+		args = append(args, sel.floats(b.RefLogp))
 	}
 	if p.loss.Objective == ObjectiveStep {
 		if b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps {
 			return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
 		}
-		args = append(args,
-			tensors.FromFlatDataAndDimensions(b.StepOf, b.Rows, b.Len),
+		args = append(args, sel.ints(b.StepOf, -1),
 			tensors.FromFlatDataAndDimensions(b.StepAdv, b.Rows, b.Steps),
 			tensors.FromFlatDataAndDimensions(b.StepWeight, b.Rows, b.Steps))
+	}
+	if p.actionBias != nil {
+		args = append(args, sel.actionBias(p.actionBias))
 	}
 	args = append(args, float32(lr))
 	out, err := p.train.Exec(args...)
@@ -286,7 +310,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 		s[i] = float64(tensors.ToScalar[float32](t))
 		t.FinalizeAll()
 	}
-	logp := tensors.MustCopyFlatData[float32](out[8])
+	logp := sel.scatter(tensors.MustCopyFlatData[float32](out[8]))
 	out[8].FinalizeAll()
 	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
 		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp}, nil
@@ -295,7 +319,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 // LogProbs returns log π(target) and the policy entropy at every position of the batch, with
 // the current weights. Positions with Weight > 0 are action positions (see Options.ActionTokens).
 func (p *Policy) LogProbs(b *TrainBatch) (logp, entropy []float32, err error) {
-	return runLogProbs(p.logp, b)
+	return p.runLogProbs(p.logp, b)
 }
 
 // RefLogProbs is LogProbs under the frozen reference policy (KL must be on).
@@ -303,14 +327,21 @@ func (p *Policy) RefLogProbs(b *TrainBatch) ([]float32, error) {
 	if p.refLogp == nil {
 		return nil, errors.New("policy: no reference policy (update.kl is none)")
 	}
-	lp, _, err := runLogProbs(p.refLogp, b)
+	lp, _, err := p.runLogProbs(p.refLogp, b)
 	return lp, err
 }
 
-func runLogProbs(e *context.Exec, b *TrainBatch) ([]float32, []float32, error) {
-	out, err := e.Exec(tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Weight, b.Rows, b.Len))
+func (p *Policy) runLogProbs(e *context.Exec, b *TrainBatch) ([]float32, []float32, error) {
+	n := b.Rows * b.Len
+	if len(b.Tokens) != n || len(b.Targets) != n || len(b.Weight) != n {
+		return nil, nil, fmt.Errorf("policy: log-prob batch arrays must hold rows×len = %d values", n)
+	}
+	args := []any{tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
+		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len)}
+	if bias := p.actionBiasTensor(b); bias != nil {
+		args = append(args, bias)
+	}
+	out, err := e.Exec(args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: log-probs: %w", err)
 	}

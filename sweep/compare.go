@@ -133,7 +133,14 @@ func (m *Manifest) Notes(runs []*compare.Run, opts compare.Options, skipped []st
 		}
 		tok = append(tok, fmt.Sprintf("%s %d–%d (mean %d)", meth, slices.Min(ts), slices.Max(ts), sum/int64(len(ts))))
 	}
-	notes = append(notes, "Tokens trained on (action tokens that entered the update, at the end of each run): "+strings.Join(tok, "; ")+
-		". The budget is fixed in environment steps; a method whose episodes are shorter or longer sees as many steps but fewer or more tokens.")
+	oneToken := true
+	for _, r := range runs {
+		oneToken = oneToken && r.Tokens == r.EnvSteps
+	}
+	tokNote := "The budget is fixed in environment steps; a method whose actions take more or fewer tokens sees as many steps but more or fewer tokens."
+	if oneToken {
+		tokNote = "Here every action is one token, so tokens equal env steps."
+	}
+	notes = append(notes, "Tokens trained on (action tokens that entered the update, at the end of each run): "+strings.Join(tok, "; ")+". "+tokNote)
 	return notes
 }

@@ -106,3 +106,33 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// Parse never panics, and what it accepts is valid.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("name: h2h\nbase: ../quickstart.yaml\ngrid:\n  estimator: [grpo, graft]\n  seed: [1, 2, 3]\nset: [env_steps=50000]\n"))
+	f.Add([]byte("name: x\nbase: b\ngrid: {env: [maze, {name: maze, size: 7}]}\nvariants: [{label: a, set: [x=1]}]\nslurm: {time: '1-00:00', extra: ['#SBATCH --mem=1G']}\ncompare: {final: last, budget_tol: 0.1}\n"))
+	f.Add([]byte("name: x\nbase: b\ngrid: {seed: [1, 1]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			var ce *trainer.ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("not a ConfigError: %v", err)
+			}
+			return
+		}
+		if c.Name == "" || c.Base == "" || (c.Executor != ExecLocal && c.Executor != ExecSlurm) || c.Workers < 0 {
+			t.Fatalf("accepted an invalid config: %+v", c)
+		}
+		for _, a := range c.Grid {
+			if len(a.Values) == 0 {
+				t.Fatalf("accepted an empty axis %q", a.Key)
+			}
+			for _, v := range a.Values {
+				if v.Slug == "" || strings.ContainsAny(v.Slug, `/\`) {
+					t.Fatalf("axis %q: unsafe slug %q", a.Key, v.Slug)
+				}
+			}
+		}
+	})
+}

@@ -15,10 +15,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/graftrl/graftrl/trainer"
 )
 
-// ErrInterrupted is wrapped by the error of an execution stopped by its context (Ctrl-C).
-var ErrInterrupted = errors.New("interrupted")
+// ErrInterrupted is wrapped by the error of an execution stopped by its context (Ctrl-C). It is
+// trainer.ErrInterrupted, so graftrl exits with the same status as an interrupted `train`:
+// running the same command again continues.
+var ErrInterrupted = trainer.ErrInterrupted
 
 // Launcher trains runs of a sweep, one `graftrl train` process per run.
 type Launcher struct {
@@ -43,6 +47,7 @@ type syncWriter struct {
 	w  io.Writer
 }
 
+// Write writes p under the lock.
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -331,8 +336,10 @@ feed:
 	return res, nil
 }
 
+// joined is errors.Join with each error on an indented line of its own.
 type joined []error
 
+// Error lists the errors, one per line.
 func (j joined) Error() string {
 	s := make([]string, len(j))
 	for i, e := range j {
@@ -341,6 +348,7 @@ func (j joined) Error() string {
 	return strings.Join(s, "\n  ")
 }
 
+// Unwrap returns the errors.
 func (j joined) Unwrap() []error { return j }
 
 func joinErrs(errs []error) error { return joined(errs) }

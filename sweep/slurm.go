@@ -178,7 +178,11 @@ func PlanSlurm(dir string, m *Manifest, o SlurmOptions) (ScriptParams, []int, er
 			exe = resolved
 		}
 		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			return ScriptParams{}, nil, fmt.Errorf("slurm: this graftrl (%s) is a temporary `go run` binary that the array's tasks cannot run; build one (go build -o graftrl ./cmd/graftrl) and run it, or set slurm.binary", exe)
+			err := fmt.Errorf("slurm: this graftrl (%s) is a temporary `go run` binary that the array's tasks cannot run; build one (go build -o graftrl ./cmd/graftrl) and run it, or set slurm.binary", exe)
+			if !o.DryRun {
+				return ScriptParams{}, nil, err
+			}
+			fmt.Fprintf(orDiscard(o.Out), "# warning: %v\n", err)
 		}
 		bin = exe
 	} else if abs, err := filepath.Abs(bin); err == nil {
@@ -270,6 +274,13 @@ func SubmitSlurm(ctx context.Context, dir string, m *Manifest, o SlurmOptions) (
 	}
 	fmt.Fprintf(out, "sweep %s: job %s finished; all %d runs are finished\n", m.Name, jobID, len(m.Runs))
 	return jobID, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func appendJob(dir string, j SlurmJob) error {

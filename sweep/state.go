@@ -30,7 +30,9 @@ const (
 
 // Status is a run's state with its progress.
 type Status struct {
-	Run   *Run
+	// Run is the run checked.
+	Run *Run
+	// State is what its directory says.
 	State State
 	// Detail says why a run is unfinished.
 	Detail string
@@ -186,14 +188,15 @@ func writeAttempt(dir string, r *Run, a *Attempt) error {
 }
 
 // prepareAttempt readies an unfinished run's directory for a new attempt and returns extra
-// arguments for `graftrl train`. Today an unfinished run restarts from scratch: its directory
-// is deleted (the trainer refuses to write into an existing run).
-//
-// Resume hook: once the trainer can resume from a run's checkpoints/, return the resume
-// flag here for runs that hold a checkpoint (and keep the directory) instead of deleting it;
-// Check's Unfinished state and the executors need no other change.
+// arguments for `graftrl train`: a run that wrote a checkpoint resumes from it (--resume); one
+// that did not restarts from scratch (its directory is deleted).
 func prepareAttempt(dir string, r *Run) ([]string, error) {
 	runDir := filepath.Join(dir, r.RunPath())
+	if ckpts, err := trainer.ListCheckpoints(runDir); err == nil && len(ckpts) > 0 {
+		// The trainer verifies the checkpoints, falls back past a corrupt one and cuts the
+		// metrics back to it: the attempt continues exactly where the last one stopped.
+		return []string{"--resume", runDir}, nil
+	}
 	if err := os.RemoveAll(runDir); err != nil {
 		return nil, fmt.Errorf("run %s: remove the unfinished run directory: %w", r.Name, err)
 	}

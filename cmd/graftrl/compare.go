@@ -78,7 +78,7 @@ common-budget (the default for sweeps) every run is read at its env's common bud
 				o.dir = args[0]
 			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			o.command = "graftrl " + strings.Join(os.Args[1:], " ")
+			o.command = commandLine(cmd, args)
 			ctx, stop := interruptContext(cmd.Context(), o.log)
 			defer stop()
 			return compareRun(ctx, o)
@@ -104,7 +104,7 @@ runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished r
 			if _, err := os.Stat(o.run); err != nil {
 				return &usageError{fmt.Sprintf("headtohead: %v (run it from the repository root, or use graftrl compare --run FILE)", err)}
 			}
-			o.command = "graftrl " + strings.Join(os.Args[1:], " ")
+			o.command = commandLine(cmd, nil)
 			ctx, stop := interruptContext(cmd.Context(), o.log)
 			defer stop()
 			return compareRun(ctx, o)
@@ -113,6 +113,17 @@ runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished r
 	cmd.Flags().StringVar(&o.run, "config", HeadToHeadConfig, "the head-to-head sweep config")
 	o.flags(cmd)
 	return cmd
+}
+
+// commandLine rebuilds the command as typed: its path, arguments and the flags that were set.
+func commandLine(cmd *cobra.Command, args []string) string {
+	parts := append([]string{cmd.CommandPath()}, args...)
+	for _, name := range []string{"run", "config", "metric", "baseline", "out", "final", "budget-tol", "force", "partial", "title", "workers"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			parts = append(parts, "--"+name+"="+f.Value.String())
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func compareRun(ctx context.Context, o *compareOptions) error {

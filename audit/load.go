@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/trainer"
+)
+
+// checkpointPolicyDir is where a trainer checkpoint keeps the policy's variables (policy.Save).
+const checkpointPolicyDir = "policy"
+
+// Source is a training run opened for auditing: its resolved config, vocabulary and policy,
+// and a host sampler that reads the weights of whichever checkpoint was loaded last.
+type Source struct {
+	// Dir is the run directory.
+	Dir string
+	// Config is the run's recorded config (config.yaml).
+	Config trainer.Config
+
+	tr   *trainer.Trainer
+	host *policy.HostModel
+}
+
+// Open reads a run's config.yaml and builds its vocabulary and policy (on GoMLX's Go backend
+// whatever backend the run trained on: the audit only reads the weights, and samples them with
+// the pure-Go host inference path). Nothing is written into the run directory.
+func Open(runDir string) (*Source, error) {
+	cfg, err := trainer.Load(filepath.Join(runDir, trainer.ConfigFile), nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Backend = "go"
+	tr, err := trainer.New(cfg, trainer.Options{Out: io.Discard, Quiet: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Dir: runDir, Config: cfg, tr: tr}, nil
+}
+
+// Checkpoints returns the run's checkpoints that pass trainer.VerifyCheckpoint, oldest first.
+func (s *Source) Checkpoints() ([]string, error) {
+	list, err := trainer.ListCheckpoints(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range list {
+		if trainer.VerifyCheckpoint(c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ResolveCheckpoint turns a --checkpoint argument into a checkpoint directory: an iteration
+// number N names checkpoints/iter-00000N of the run, anything else is a path; empty means the
+// newest valid checkpoint. The checkpoint must pass trainer.VerifyCheckpoint.
+func (s *Source) ResolveCheckpoint(arg string) (string, error) {
+	if arg == "" {
+		list, err := s.Checkpoints()
+		if err != nil {
+			return "", err
+		}
+		if len(list) == 0 {
+			return "", fmt.Errorf("run %s: %w", s.Dir, ErrNoCheckpoint)
+		}
+		return list[len(list)-1], nil
+	}
+	dir := arg
+	if n, err := strconv.Atoi(arg); err == nil {
+		dir = filepath.Join(s.Dir, trainer.CkptDir, fmt.Sprintf("iter-%06d", n))
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", arg, err)
+	}
+	if err := trainer.VerifyCheckpoint(dir); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// CheckpointIter reads the iteration from a checkpoint directory name (iter-000080 → 80; -1
+// when the name has no iteration).
+func CheckpointIter(dir string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "iter-"))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// Setup loads the checkpoint's weights and returns the audit setup of the run: its env, token
+// layout and action masking, the host sampler of those weights, and tasks tasks of the training
+// panel (0: tasks.per_iter), drawn without replacement with seed, each rolled out
+// tasks.group_size times — the shape of one training iteration's batch.
+func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
+	cfg := s.Config
+	if err := s.tr.Policy().Load(filepath.Join(ckpt, checkpointPolicyDir)); err != nil {
+		return Setup{}, err
+	}
+	w, err := s.tr.Policy().Weights()
+	if err != nil {
+		return Setup{}, err
+	}
+	if s.host == nil {
+		if s.host, err = policy.NewHostModel(s.tr.Policy().Config(), w); err != nil {
+			return Setup{}, err
+		}
+	} else if err := s.host.SetWeights(w); err != nil {
+		return Setup{}, err
+	}
+	panel := envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
+	if tasks == 0 {
+		tasks = cfg.Tasks.PerIter
+	}
+	if tasks < 1 || tasks > len(panel) {
+		return Setup{}, fmt.Errorf("audit: tasks = %d: must be in 1..%d (the training panel)", tasks, len(panel))
+	}
+	perm := rand.New(rand.NewPCG(seed, 0x7a5c5)).Perm(len(panel))[:tasks]
+	chosen := make([]int64, tasks)
+	for i, j := range perm {
+		chosen[i] = panel[j]
+	}
+	host := s.host
+	return Setup{
+		Env:    cfg.Env.Name,
+		NewEnv: func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
+		Vocab:  s.tr.Vocab(),
+		Rollout: rollout.Config{Layout: cfg.Rollout.Layout, WindowTurns: cfg.Rollout.WindowTurns, MaxLen: cfg.Policy.MaxLen,
+			ActionMaxTokens: cfg.Rollout.ActionMaxTokens, StepTimeout: time.Duration(cfg.Faults.StepTimeout * float64(time.Second)),
+			ActionBias: s.tr.Policy().ActionBias()},
+		NewDecoder: func(batch int) rollout.Decoder { return host.NewDecoder(batch) },
+		Tasks:      chosen,
+		Group:      cfg.Tasks.GroupSize,
+	}, nil
+}
+
+// ErrNoCheckpoint is returned when a run has no checkpoint to audit.
+var ErrNoCheckpoint = errors.New("no valid checkpoint")

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/graftrl/graftrl/envs/all" // the maze for the iteration benchmark
+
+	"github.com/graftrl/graftrl/policy"
+)
+
+// FLOP counts against a hand computation for d 4, 1 layer, d_ff 8, vocab 5, 2 rows × 3 tokens:
+// forward 2·6·(4·16 + 2·4·8 + 4·5) + 4·2·9·4 = 2·6·148 + 288 = 2064, train step 3× that.
+func TestFLOPs(t *testing.T) {
+	c := policy.Config{DModel: 4, Layers: 1, Heads: 2, DFF: 8, Vocab: 5, MaxLen: 8}
+	if got := TrainStepFLOPs(c, 2, 3); got != 3*2064 {
+		t.Errorf("TrainStepFLOPs = %g, want %d", got, 3*2064)
+	}
+	// One token at position 2: 2·(64 + 64 + 20) + 4·3·4 = 344.
+	if got := DecodeTokenFLOPs(c, 2); got != 344 {
+		t.Errorf("DecodeTokenFLOPs = %g, want 344", got)
+	}
+}
+
+// The benchmark minibatch is the one torch_ref.py builds: every third position an action token.
+func TestTrainBatch(t *testing.T) {
+	c := policy.Config{Vocab: 11}
+	b := TrainBatch(c, 2, 6, 1)
+	for i, w := range b.Weight {
+		if want := i%6%3 == 2; (w > 0) != want {
+			t.Fatalf("position %d: weight %g", i, w)
+		}
+	}
+}
+
+// A whole (tiny) run: every part of the report is filled in and the text and JSON forms render.
+// Speed is not asserted.
+func TestRunTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs training iterations")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(cfg, []byte(`name: tiny
+env: {name: maze}
+tasks: {train: 2, eval: 2, per_iter: 2, group_size: 2}
+rollout: {action_max_tokens: 1}
+policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Model = policy.Config{DModel: 16, Layers: 1, Heads: 2, DFF: 32, Vocab: 16, MaxLen: 16, InitStd: 0.02}
+	o.Rows, o.Len, o.Reps, o.SampleBatches = 2, 8, 2, []int{1, 3}
+	o.IterationConfig, o.Iterations = cfg, 2
+	r, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Train) != 2 || r.Train[1].Rows != 8 || len(r.Sample) != 2 || r.Iteration == nil {
+		t.Fatalf("incomplete report: %+v", r)
+	}
+	for _, tr := range r.Train {
+		if !(tr.Ms > 0 && tr.GFLOPs > 0 && tr.PeakRSSMB > 0) {
+			t.Errorf("train result %+v", tr)
+		}
+	}
+	for _, s := range r.Sample {
+		if !(s.StepMs > 0 && s.TokensPerS > 0) {
+			t.Errorf("sample result %+v", s)
+		}
+	}
+	if it := r.Iteration; !(it.Total > 0 && it.Update > 0 && it.Sample > 0) {
+		t.Errorf("iteration result %+v", it)
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	for _, want := range []string{"train step", "T8×B2", "batch 3", "RL iteration", "of peak"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunRejectsBadShape(t *testing.T) {
+	o := DefaultOptions()
+	o.Len = o.Model.MaxLen + 1
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "max_len") {
+		t.Fatalf("err = %v, want a max_len error", err)
+	}
+}
+
+// BenchmarkTrainStep is the train step of `graftrl bench` (quickstart loss, action mask, every
+// third position an action) at T64×B16 and 4× the rows; it reports model GFLOP/s.
+func BenchmarkTrainStep(b *testing.B) {
+	o := DefaultOptions()
+	backend, err := policy.NewBackend(policy.BackendOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rows := range []int{o.Rows, 4 * o.Rows} {
+		b.Run(fmt.Sprintf("T%dxB%d", o.Len, rows), func(b *testing.B) {
+			p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
+				Seed: 1, ActionTokens: actionTokens(o.ActionTokens)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tb := TrainBatch(o.Model, rows, o.Len, 1)
+			if _, err := p.Update(tb, 1e-3); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := p.Update(tb, 1e-3); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(TrainStepFLOPs(o.Model, rows, o.Len)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkSampleStep is one KV-cached decode step plus drawing the next token, for every row,
+// rows at the same position sweeping the context, as `graftrl bench` times sampling.
+func BenchmarkSampleStep(b *testing.B) {
+	o := DefaultOptions()
+	c := o.Model
+	for _, batch := range o.SampleBatches {
+		b.Run(fmt.Sprintf("B%d", batch), func(b *testing.B) {
+			h, err := policy.NewHostModel(c, initialWeights(c))
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := h.NewDecoder(batch)
+			rng := rand.New(rand.NewPCG(2, 2))
+			tok, pos := make([]int32, batch), make([]int32, batch)
+			b.ResetTimer()
+			for i := range b.N {
+				for r := range pos {
+					pos[r] = int32(i % c.MaxLen)
+				}
+				logits, err := d.Step(tok, pos, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for r := range tok {
+					tok[r] = sample(logits[r*c.Vocab:(r+1)*c.Vocab], rng)
+				}
+			}
+			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

@@ -1,0 +1,26 @@
+package bench
+
+import "github.com/graftrl/graftrl/policy"
+
+// TrainStepFLOPs is the model FLOP count of one train step (forward + backward) on a rows × length
+// minibatch: the matrix products of the full forward pass,
+//
+//	2·N·(layers·(4·d² + 2·d·d_ff) + d·vocab) + layers·4·rows·length²·d,   N = rows·length,
+//
+// times 3 for the backward pass (two products per forward product). Embedding lookups,
+// elementwise work and Adam are not counted, nor is work an implementation skips (graftrl runs
+// the last block only at action positions, a causal kernel may skip masked scores): both
+// implementations are credited the same FLOPs, so GFLOP/s compare like times.
+func TrainStepFLOPs(c policy.Config, rows, length int) float64 {
+	n := float64(rows * length)
+	d, f, v, l := float64(c.DModel), float64(c.Hidden()), float64(c.Vocab), float64(c.Layers)
+	fwd := 2*n*(l*(4*d*d+2*d*f)+d*v) + l*4*float64(rows)*float64(length)*float64(length)*d
+	return 3 * fwd
+}
+
+// DecodeTokenFLOPs is the model FLOP count of decoding one token at position t (attending to t+1
+// cached positions): 2·(layers·(4·d² + 2·d·d_ff) + d·vocab) + layers·4·(t+1)·d.
+func DecodeTokenFLOPs(c policy.Config, t int) float64 {
+	d, f, v, l := float64(c.DModel), float64(c.Hidden()), float64(c.Vocab), float64(c.Layers)
+	return 2*(l*(4*d*d+2*d*f)+d*v) + l*4*float64(t+1)*d
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graftrl/graftrl/bench"
+)
+
+// benchOptions are the flags of `graftrl bench`.
+type benchOptions struct {
+	opts    bench.Options
+	samples string
+	check   string
+	json    bool
+	out     io.Writer
+	log     io.Writer
+}
+
+func newBenchCmd() *cobra.Command {
+	o := &benchOptions{opts: bench.DefaultOptions()}
+	cmd := &cobra.Command{
+		Use:   "bench [flags]",
+		Short: "Measure train-step time, KV-cached sampling and an RL iteration on this machine",
+		Long: `Measure, for a policy configuration: the train step (forward + backward + Adam) at the
+quickstart minibatch (--len × --batch) and at 4× the rows; KV-cached sampling tokens/s at each
+--sample-batches size; one RL iteration of --config split into sample / estimate / update / env
+time; peak RSS of each part; achieved GFLOP/s and their share of the machine's peak (derived from
+/proc/cpuinfo: cores × clock × SIMD FLOP/cycle; override with --peak-gflops).
+
+scripts/bench/torch_ref.py measures PyTorch the same way and scripts/bench/compare.sh runs
+both in alternation and prints the ratios.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			batches, err := parseInts(o.samples)
+			if err != nil {
+				return &usageError{"bench: --sample-batches: " + err.Error()}
+			}
+			o.opts.SampleBatches = batches
+			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return benchRun(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	m := &o.opts.Model
+	f.IntVar(&m.DModel, "d-model", m.DModel, "policy width")
+	f.IntVar(&m.Layers, "layers", m.Layers, "transformer blocks")
+	f.IntVar(&m.Heads, "heads", m.Heads, "attention heads")
+	f.IntVar(&m.DFF, "d-ff", m.DFF, "MLP width (0: 4·d_model)")
+	f.IntVar(&m.Vocab, "vocab", m.Vocab, "vocabulary size")
+	f.IntVar(&m.MaxLen, "max-len", m.MaxLen, "context length (KV cache size)")
+	f.IntVar(&o.opts.Rows, "batch", o.opts.Rows, "train minibatch rows at the quickstart shape (also timed at 4×)")
+	f.IntVar(&o.opts.Len, "len", o.opts.Len, "train sequence length")
+	f.StringVar(&o.samples, "sample-batches", "1,16,64", "decoder batch sizes to time, comma-separated")
+	f.IntVar(&o.opts.Reps, "reps", o.opts.Reps, "timed repetitions (medians are reported)")
+	f.IntVar(&o.opts.ActionTokens, "action-tokens", o.opts.ActionTokens, "action token ids 4..4+k−1 masked as in the quickstart (0: no mask)")
+	f.StringVar(&o.opts.Backend, "backend", "", "GoMLX backend (default: $GOMLX_BACKEND, then go)")
+	f.StringVar(&o.opts.IterationConfig, "config", o.opts.IterationConfig, "RL config whose iteration is timed (empty: skip)")
+	f.IntVar(&o.opts.Iterations, "iterations", o.opts.Iterations, "RL iterations to run (the first, compiling, is reported apart)")
+	f.Float64Var(&o.opts.PeakGFLOPs, "peak-gflops", 0, "machine peak in GFLOP/s (default: derived from /proc/cpuinfo)")
+	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	f.StringVar(&o.check, "write-check", "", "only write weights, tokens and logits to this file for torch_ref.py --check")
+	return cmd
+}
+
+func benchRun(cmd *cobra.Command, o *benchOptions) error {
+	if o.check != "" {
+		return bench.WriteCheck(o.check, o.opts.Model, o.opts.Backend)
+	}
+	o.opts.Log = o.log
+	r, err := bench.Run(cmd.Context(), o.opts)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		data, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(o.out, string(data))
+		return nil
+	}
+	r.WriteText(o.out)
+	return nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

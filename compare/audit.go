@@ -1,0 +1,88 @@
+package compare
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Files an advantage audit (graftrl audit, package audit) leaves in a run directory, under
+// AuditDir. WriteReport adds an "Advantage audit" section with the table, summary and scatter
+// plot of every compared run that has them; runs without an audit are left out of it.
+const (
+	// AuditDir is the audit folder inside a run directory.
+	AuditDir = "audit"
+	// AuditTable is the metrics table as CSV: a header row, then one row per estimator.
+	AuditTable = "table.csv"
+	// AuditSummary is one paragraph saying what was audited and how.
+	AuditSummary = "summary.txt"
+	// AuditScatter names the scatter plot of estimates against the truth (.png and .svg).
+	AuditScatter = "scatter"
+)
+
+// auditSection returns the report blocks of the audits found in the runs' directories, copying
+// each audit's scatter plot into dir/plots as audit-<run>.png/.svg. It returns nil when no run
+// has an audit.
+func auditSection(runs []*Run, dir string) (doc, error) {
+	var d doc
+	for _, r := range runs {
+		adir := filepath.Join(r.Dir, AuditDir)
+		table, err := readAuditTable(filepath.Join(adir, AuditTable))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if len(d) == 0 {
+			d = append(d, heading{2, "Advantage audit"},
+				para("Each estimator's step advantages on a fresh batch sampled by the audited checkpoint's policy, against the true advantage A = Q − V measured by Monte Carlo continuations from each audited step's exact context (graftrl audit; the definitions are in the audit's audit.md)."))
+		}
+		d = append(d, heading{3, fmt.Sprintf("%s (%s, %s, seed %d)", r.Name, r.Method, r.Env, r.Seed)})
+		if err != nil {
+			d = append(d, para(fmt.Sprintf("The audit table %s could not be read: %v.", filepath.Join(adir, AuditTable), err)))
+			continue
+		}
+		if s, err := os.ReadFile(filepath.Join(adir, AuditSummary)); err == nil {
+			d = append(d, para(strings.TrimSpace(string(s))))
+		}
+		d = append(d, table)
+		name := "audit-" + fileName(r.Name)
+		copied := true
+		for _, ext := range []string{".png", ".svg"} {
+			data, err := os.ReadFile(filepath.Join(adir, AuditScatter+ext))
+			if err != nil {
+				copied = false
+				break
+			}
+			if err := os.MkdirAll(filepath.Join(dir, PlotDir), 0o755); err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, PlotDir, name+ext), data, 0o644); err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+		}
+		if copied {
+			d = append(d, figure{"advantage audit of " + r.Name, filepath.ToSlash(filepath.Join(PlotDir, name))})
+		}
+	}
+	return d, nil
+}
+
+// readAuditTable reads an audit's CSV table: a header and at least one row, all of its width.
+func readAuditTable(path string) (table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return table{}, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return table{}, err
+	}
+	if len(recs) < 2 {
+		return table{}, errors.New("no rows")
+	}
+	return table{head: recs[0], rows: recs[1:]}, nil
+}

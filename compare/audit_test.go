@@ -1,0 +1,105 @@
+package compare
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeFakeAudit lays out the files graftrl audit leaves in <run>/audit.
+func writeFakeAudit(t *testing.T, runDir string) []byte {
+	t.Helper()
+	dir := filepath.Join(runDir, AuditDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := "estimator,pearson_r,sign_agreement\ngrpo,0.120,0.610\ngraft-td,0.480,0.790\n"
+	img := image.NewNRGBA(image.Rect(0, 0, 4, 3))
+	img.Set(1, 1, color.NRGBA{R: 200, A: 255})
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, img); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		AuditTable:            []byte(table),
+		AuditSummary:          []byte("Audit of checkpoint iter-000080 on maze.\n"),
+		AuditScatter + ".png": pngData.Bytes(),
+		AuditScatter + ".svg": []byte("<svg></svg>"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pngData.Bytes()
+}
+
+// A report includes the audit of every compared run that has one — its summary, table and
+// scatter plot, copied next to the report — and no audit section when no run has one.
+func TestWriteReportAuditSection(t *testing.T) {
+	runs := loadSuite(t, []string{"maze"}, map[string]float64{"grpo": 0.5, "graft": 0.8}, 2)
+	c, err := Compare(runs, Options{Bootstrap: Bootstrap{Resamples: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir()
+	if err := WriteReport(plain, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(plain, ReportMarkdown))
+	if strings.Contains(string(md), "Advantage audit") {
+		t.Fatal("a report without audits has an audit section")
+	}
+
+	audited := c.Runs[1]
+	pngData := writeFakeAudit(t, audited.Dir)
+	dir := t.TempDir()
+	if err := WriteReport(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ = os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	name := "audit-" + fileName(audited.Name)
+	for _, want := range []string{
+		"## Advantage audit",
+		"### " + audited.Name + " (" + audited.Method + ", maze, seed ",
+		"Audit of checkpoint iter-000080 on maze.",
+		"| estimator | pearson_r | sign_agreement |",
+		"| graft-td | 0.480 | 0.790 |",
+		"![advantage audit of " + audited.Name + "](plots/" + name + ".png)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Count(string(md), "(plots/audit-") != 1 {
+		t.Errorf("expected exactly one audited run in the report")
+	}
+	got, err := os.ReadFile(filepath.Join(dir, PlotDir, name+".png"))
+	if err != nil || !bytes.Equal(got, pngData) {
+		t.Fatalf("scatter plot not copied: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, PlotDir, name+".svg")); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, ReportHTML))
+	if !strings.Contains(string(page), "<h2>Advantage audit</h2>") || !strings.Contains(string(page), "<td>graft-td</td><td>0.480</td>") {
+		t.Error("report.html lacks the audit section")
+	}
+
+	// A malformed table is reported, not fatal.
+	if err := os.WriteFile(filepath.Join(audited.Dir, AuditDir, AuditTable), []byte("estimator\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := t.TempDir()
+	if err := WriteReport(bad, c); err != nil {
+		t.Fatalf("a malformed audit table failed the report: %v", err)
+	}
+	md, _ = os.ReadFile(filepath.Join(bad, ReportMarkdown))
+	if !strings.Contains(string(md), "could not be read: no rows") {
+		t.Error("report.md does not say that the audit table is unreadable")
+	}
+}

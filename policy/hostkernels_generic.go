@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package policy
+
+// useFMA is false where no assembly kernel exists: matmulPanels runs the Go loop.
+const useFMA = false
+
+func matmulPanelsFMA(*float32, int, *float32, int, int, int, *[4]float32, int, int, *float32, int) {
+	panic("policy: no FMA kernel on this platform")
+}
