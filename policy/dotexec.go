@@ -19,7 +19,7 @@ import (
 // executor registered below computes float32 DotGenerals with the host path's FMA panel kernel
 // (hostkernels.go) instead: the lhs is brought to [batch, m, k] (no copy when it already is), the
 // rhs is packed into 4-wide column panels, and rows are split between the cores. Each output is
-// one sum over k in index order, whatever the split, so results do not depend on scheduling.
+// computed by the same instructions whatever the split, so results do not depend on scheduling.
 // Other dtypes, and any node whose parameters cannot be read, go to the backend's own executor.
 //
 // Like the gradient re-registration in dotgrad.go, it reaches into gomlx v0.26.0 internals: the

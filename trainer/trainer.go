@@ -404,6 +404,10 @@ func validTrajectories(b *rollout.Batch) *rollout.Batch {
 	return out
 }
 
+// samplerLogpTolerance bounds the gap between the log-probs recorded while sampling and those
+// the trainer recomputes before its first step (logp_diff_max); a larger gap is reported.
+const samplerLogpTolerance = 1e-4
+
 // update runs epochs × minibatches of clipped policy-gradient steps over the rows.
 func (t *Trainer) update(rows []trainRow, m Metrics) error {
 	u := t.cfg.Update
@@ -468,6 +472,10 @@ func (t *Trainer) update(rows []trainRow, m Metrics) error {
 	m["kl"], m["approx_kl"], m["clip_frac"], m["grad_norm"] = sum.KL/div, sum.ApproxKL/div, sum.ClipFrac/div, sum.GradNorm/div
 	m["updates"], m["skipped_updates"] = n, skipped
 	m["logp_diff_max"] = logpDiff
+	if logpDiff > samplerLogpTolerance {
+		t.logf("warning: iteration %d: sampled and recomputed log-probs differ by %.2g (more than %g): the sampler and the trainer disagree",
+			t.iter, logpDiff, samplerLogpTolerance)
+	}
 	return nil
 }
 
