@@ -93,9 +93,9 @@ func newHeadToHeadCmd() *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "headtohead [--workers N] [--out DIR]",
-		Short: "GRPO vs GRAFT on the quickstart env, 3 seeds each: runs the sweep and writes the report",
+		Short: "GRPO vs GRAFT on the quickstart env, 5 seeds each: runs the sweep and writes the report",
 		Long: `Shorthand for: graftrl compare --run ` + HeadToHeadConfig + `
-(run it from the repository root). It trains GRPO and GRAFT with 3 seeds each at an equal
+(run it from the repository root). It trains GRPO and GRAFT with 5 seeds each at an equal
 env-step budget on this machine (one process per core), then writes the comparison report to
 runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished runs.`,
 		Args: noArgs("headtohead"),
