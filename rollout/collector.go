@@ -158,16 +158,7 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 	active := make([]bool, n)
 	vocab := c.vocab.Size()
 	for {
-		anyActive := false
-		for i, s := range slots {
-			active[i] = s != nil && !s.over
-			tokens[i], pos[i] = policy.PadID, 0
-			if active[i] {
-				anyActive = true
-				tokens[i], pos[i] = s.seq[s.fed], int32(s.fed)
-			}
-		}
-		if !anyActive {
+		if !feedInputs(slots, tokens, pos, active) {
 			return nil
 		}
 		t0 := time.Now()
@@ -441,4 +432,19 @@ func safeStep(e envs.Env, action string) (obs envs.Observation, err error) {
 		err = fmt.Errorf("env Step(%q): %w", action, err)
 	}
 	return obs, err
+}
+
+// feedInputs sets, for every slot, the decoder's next input: the slot's next token and position
+// if its episode is live (active), padding otherwise. It reports whether any slot is live.
+func feedInputs(slots []*slot, tokens, pos []int32, active []bool) bool {
+	live := false
+	for i, s := range slots {
+		active[i] = s != nil && !s.over
+		tokens[i], pos[i] = policy.PadID, 0
+		if active[i] {
+			live = true
+			tokens[i], pos[i] = s.seq[s.fed], int32(s.fed)
+		}
+	}
+	return live
 }

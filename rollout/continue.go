@@ -153,16 +153,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 	active := make([]bool, n)
 	vocab := c.vocab.Size()
 	for {
-		anyActive := false
-		for i, s := range slots {
-			active[i] = s != nil && !s.over
-			tokens[i], pos[i] = policy.PadID, 0
-			if active[i] {
-				anyActive = true
-				tokens[i], pos[i] = s.seq[s.fed], int32(s.fed)
-			}
-		}
-		if !anyActive {
+		if !feedInputs(slots, tokens, pos, active) {
 			return b, st, nil
 		}
 		t0 := time.Now()
