@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
+
+// TestBinaryFloat32 checks the element-wise kernels bit for bit against Go loops, for lengths
+// around the kernels' 16-element blocks.
+func TestBinaryFloat32(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX on this machine: the backend's own executors run")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{1, 7, 15, 16, 17, 31, 32, 33, 100, 1000} {
+		l, r := randomFloats(rng, []int{n}), randomFloats(rng, []int{n})
+		for _, isMul := range []bool{false, true} {
+			for _, scalar := range []bool{false, true} {
+				rr := r
+				if scalar {
+					rr = r[:1]
+				}
+				want := make([]float32, n)
+				for i := range want {
+					v := rr[0]
+					if !scalar {
+						v = rr[i]
+					}
+					if isMul {
+						want[i] = l[i] * v
+					} else {
+						want[i] = l[i] + v
+					}
+				}
+				got := make([]float32, n)
+				binaryFloat32(got, l, rr, isMul)
+				if !slices.Equal(got, want) {
+					t.Fatalf("n %d mul %v scalar %v: got %v, want %v", n, isMul, scalar, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBinaryExecutors runs Mul and Add graphs on the Go backend (same shapes, a scalar on either
+// side, and a broadcast the backend handles itself) against Go loops, bit for bit.
+func TestBinaryExecutors(t *testing.T) {
+	b, err := testBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	x, y, s := randomFloats(rng, []int{3, 37}), randomFloats(rng, []int{3, 37}), randomFloats(rng, []int{1})
+	row := randomFloats(rng, []int{1, 37})
+	cases := []struct {
+		name string
+		f    func(a, b *Node) *Node
+		a, b *tensors.Tensor
+		want func(i int) float32
+	}{
+		{"mul", Mul, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(y, 3, 37), func(i int) float32 { return x[i] * y[i] }},
+		{"add", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(y, 3, 37), func(i int) float32 { return x[i] + y[i] }},
+		{"scalar·x", Mul, tensors.FromScalar(s[0]), tensors.FromFlatDataAndDimensions(x, 3, 37), func(i int) float32 { return x[i] * s[0] }},
+		{"x+scalar", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromScalar(s[0]), func(i int) float32 { return x[i] + s[0] }},
+		{"x+row (broadcast)", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(row, 1, 37), func(i int) float32 { return x[i] + row[i%37] }},
+	}
+	for _, tc := range cases {
+		exec := MustNewExec(b, tc.f)
+		got := tensors.MustCopyFlatData[float32](exec.MustExec(tc.a, tc.b)[0])
+		if len(got) != len(x) {
+			t.Fatalf("%s: %d outputs, want %d", tc.name, len(got), len(x))
+		}
+		for i, g := range got {
+			if w := tc.want(i); g != w {
+				t.Fatalf("%s: out[%d] = %v, want %v", tc.name, i, g, w)
+			}
+		}
+	}
+}

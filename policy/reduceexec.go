@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// The Go backend reduces through a multi-axis output iterator advanced once per input element.
+// The model's reductions are over trailing axes (softmax maxima, sums over a row) or leading
+// axes (bias and scale gradients summed over tokens), where plain loops do. The executors below
+// handle those float32 cases and visit the input in the same order, accumulating into each
+// output from the same initial value (0 for sums, the lowest float32 for maxima), so the results
+// are bit-identical to the backend's. Other cases go to the backend's executor.
+func init() {
+	for _, op := range []backends.OpType{backends.OpTypeReduceMax, backends.OpTypeReduceSum} {
+		generic := simplegoNodeExecutors[op]
+		if generic == nil {
+			continue
+		}
+		isMax := op == backends.OpTypeReduceMax
+		simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+			if out, ok := execReduceFloat32(b, node, in, isMax); ok {
+				return out, nil
+			}
+			return generic(b, node, in, owned)
+		}
+	}
+}
+
+// readReduceParams reads a reduction node's output shape and reduced axes (gomlx v0.26.0).
+func readReduceParams(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
+	v := reflect.ValueOf(node).Elem()
+	sf, df := v.FieldByName("shape"), v.FieldByName("data")
+	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
+		return out, nil, false
+	}
+	out = *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr()))
+	d := df.Elem()
+	if d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Int {
+		return out, nil, false
+	}
+	axes = make([]int, d.Len())
+	for i := range axes {
+		axes[i] = int(d.Index(i).Int())
+	}
+	return out, axes, true
+}
+
+// execReduceFloat32 runs a float32 ReduceMax (isMax) or ReduceSum over leading or trailing axes;
+// ok is false for anything else.
+func execReduceFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, isMax bool) (*simplego.Buffer, bool) {
+	if len(in) != 1 {
+		return nil, false
+	}
+	outShape, axes, ok := readReduceParams(node)
+	if !ok || len(axes) == 0 || outShape.DType != dtypes.Float32 {
+		return nil, false
+	}
+	inShape, err1 := b.BufferShape(in[0])
+	xAny, err2 := b.BufferData(in[0])
+	x, isF32 := xAny.([]float32)
+	if err1 != nil || err2 != nil || !isF32 || len(x) != inShape.Size() {
+		return nil, false
+	}
+	outer, inner, trailing, ok := reduceSplit(inShape.Dimensions, axes)
+	want := inner
+	if trailing {
+		want = outer
+	}
+	if !ok || outShape.Size() != want {
+		return nil, false
+	}
+	out := b.NewBuffer(outShape.Clone())
+	if out == nil {
+		return nil, false
+	}
+	outAny, err := b.BufferData(out)
+	if err != nil {
+		return nil, false
+	}
+	o := outAny.([]float32)
+	reduceRows(o, x, outer, inner, trailing, isMax)
+	return out, true
+}
+
+// reduceSplit views dims as [outer, inner]: with trailing, the reduced axes are the last ones
+// (inner is reduced); otherwise they are the first ones (outer is reduced).
+func reduceSplit(dims, axes []int) (outer, inner int, trailing, ok bool) {
+	reduced := make([]bool, len(dims))
+	for _, a := range axes {
+		if a < 0 || a >= len(dims) || reduced[a] {
+			return 0, 0, false, false
+		}
+		reduced[a] = true
+	}
+	k := len(axes)
+	prefix, suffix := true, true
+	for a := range dims {
+		if reduced[a] != (a < k) {
+			prefix = false
+		}
+		if reduced[a] != (a >= len(dims)-k) {
+			suffix = false
+		}
+	}
+	split := len(dims) - k // trailing: dims[:split] kept
+	if !suffix {
+		if !prefix {
+			return 0, 0, false, false
+		}
+		split = k
+	}
+	outer, inner = 1, 1
+	for a, d := range dims {
+		if a < split {
+			outer *= d
+		} else {
+			inner *= d
+		}
+	}
+	return outer, inner, suffix, true
+}
+
+// reduceRows reduces x, [outer, inner] row-major, over inner (trailing) or over outer, into out,
+// in the input's order.
+func reduceRows(out, x []float32, outer, inner int, trailing, isMax bool) {
+	init := float32(0)
+	if isMax {
+		init = dtypes.Float32.LowestValue().(float32)
+	}
+	for i := range out {
+		out[i] = init
+	}
+	for r := range outer {
+		row := x[r*inner : (r+1)*inner]
+		if trailing {
+			acc := out[r]
+			if isMax {
+				for _, v := range row {
+					acc = max(acc, v)
+				}
+			} else {
+				for _, v := range row {
+					acc += v
+				}
+			}
+			out[r] = acc
+			continue
+		}
+		o := out[:len(row)]
+		if isMax {
+			for j, v := range row {
+				o[j] = max(o[j], v)
+			}
+		} else {
+			for j, v := range row {
+				o[j] += v
+			}
+		}
+	}
+}
