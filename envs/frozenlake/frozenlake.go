@@ -61,17 +61,18 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // direction is a move of the agent, in the order of the observation words.
-type direction int
+type direction = grid.Direction
 
 const (
-	up direction = iota
-	down
-	left
-	right
-	numDirections
+	up            = grid.Up
+	down          = grid.Down
+	left          = grid.Left
+	right         = grid.Right
+	numDirections = grid.NumDirections
 )
 
 // turnLeft returns the direction a quarter turn counter-clockwise of d, one of the two slips.
@@ -102,13 +103,6 @@ func turnRight(d direction) direction {
 
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
-	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
-	rowWords = "r0r1r2r3r4r5r6"
-	colWords = "c0c1c2c3c4c5c6"
-	// cellKeys holds the state keys r0c0..r6c6, four bytes each, indexed by cell.
-	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r1c0r1c1r1c2r1c3r1c4r1c5r1c6r2c0r2c1r2c2r2c3r2c4r2c5r2c6" +
-		"r3c0r3c1r3c2r3c3r3c4r3c5r3c6r4c0r4c1r4c2r4c3r4c4r4c5r4c6r5c0r5c1r5c2r5c3r5c4r5c5r5c6" +
-		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
 	// position words go up to MaxSize whatever the size, so one vocabulary serves every lake.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall hole goal up down left right invalid"
@@ -120,8 +114,8 @@ const (
 	slipSalt = 0x736c6970 // "slip"
 )
 
-func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
-func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+func rowWord(i int) string { return grid.RowWord(row(i)) }
+func colWord(i int) string { return grid.ColWord(col(i)) }
 
 func (c cell) word() string {
 	switch c {
@@ -143,35 +137,6 @@ func splitmix64(x uint64) uint64 {
 
 // slipStream is the second PCG seed word of the slips of episode e with slip seed k.
 func slipStream(k int64, e uint64) uint64 { return splitmix64(splitmix64(uint64(k)^slipSalt) + e) }
-
-// parseAction reads an action word without allocating: the text is at most five ASCII letters,
-// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
-// sign folds to k) cannot sneak in a word the policy never saw.
-func parseAction(text string) (direction, bool) {
-	text = strings.TrimSpace(text)
-	var buf [5]byte
-	if len(text) > len(buf) {
-		return 0, false
-	}
-	for i := range len(text) {
-		ch := text[i]
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	switch string(buf[:len(text)]) {
-	case "up":
-		return up, true
-	case "down":
-		return down, true
-	case "left":
-		return left, true
-	case "right":
-		return right, true
-	}
-	return 0, false
-}
 
 // FrozenLake is one frozen-lake environment instance (see the package doc). It implements envs.Env
 // and envs.Cloner; the zero value is not usable, build one with New.
@@ -279,7 +244,7 @@ func (f *FrozenLake) Step(action string) (envs.Observation, error) {
 	}
 	f.turn++
 	var obs envs.Observation
-	d, ok := parseAction(action)
+	d, ok := grid.ParseDirection(action)
 	if ok {
 		_, ok = f.neighbour(f.agent, d)
 	}
@@ -369,13 +334,13 @@ func (f *FrozenLake) endText() string {
 }
 
 // StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
-func (f *FrozenLake) StateKey() string { return cellKeys[4*f.agent : 4*f.agent+4] }
+func (f *FrozenLake) StateKey() string { return grid.CellKey(row(f.agent), col(f.agent)) }
 
 // Vocabulary returns the words of the env (see the package doc), the same for every option.
 func (f *FrozenLake) Vocabulary() []string { return strings.Fields(vocabulary) }
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
-func (f *FrozenLake) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+func (f *FrozenLake) ActionWords() []string { return grid.ActionWords() }
 
 // MaxTurns returns the step cap.
 func (f *FrozenLake) MaxTurns() int { return f.cfg.MaxTurns }
@@ -394,32 +359,19 @@ func (f *FrozenLake) Render() string {
 	if !f.fixed && !f.seeded {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("  ")
-	for c := range f.size {
-		b.WriteByte(' ')
-		b.WriteByte(byte('0' + c))
-	}
-	for r := range f.size {
-		b.WriteString("\nr")
-		b.WriteByte(byte('0' + r))
-		for c := range f.size {
-			i := r*stride + c
-			ch := byte('.')
-			switch {
-			case f.started && i == f.agent:
-				ch = '@'
-			case i == f.start:
-				ch = 'S'
-			case f.cells[i] == hole:
-				ch = 'H'
-			case f.cells[i] == goal:
-				ch = 'G'
-			}
-			b.WriteByte(' ')
-			b.WriteByte(ch)
+	return grid.Render(f.size, func(r, c int) byte {
+		i := r*stride + c
+		ch := byte('.')
+		switch {
+		case f.started && i == f.agent:
+			ch = '@'
+		case i == f.start:
+			ch = 'S'
+		case f.cells[i] == hole:
+			ch = 'H'
+		case f.cells[i] == goal:
+			ch = 'G'
 		}
-	}
-	b.WriteByte('\n')
-	return b.String()
+		return ch
+	})
 }

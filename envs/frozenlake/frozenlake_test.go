@@ -314,23 +314,6 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 	}
 }
 
-func TestParseAction(t *testing.T) {
-	tests := []struct {
-		text string
-		want direction
-		ok   bool
-	}{
-		{"up", up, true}, {"DOWN", down, true}, {" left\t", left, true}, {"rIght", right, true},
-		{"", 0, false}, {"jump", 0, false}, {"up up", 0, false}, {"u", 0, false}, {"\u212aup", 0, false},
-	}
-	for _, tc := range tests {
-		d, ok := parseAction(tc.text)
-		if ok != tc.ok || (ok && d != tc.want) {
-			t.Errorf("parseAction(%q) = %v, %v; want %v, %v", tc.text, d, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestTurns(t *testing.T) {
 	for d := range numDirections {
 		l, r := turnLeft(d), turnRight(d)

@@ -3,6 +3,8 @@ package frozenlake
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the lake side, so that a
@@ -22,7 +24,7 @@ const (
 )
 
 // unreachable marks cells in dist from which the goal cannot be reached.
-const unreachable = -1
+const unreachable = grid.Unreachable
 
 // layoutStream is the second PCG seed word of layout generation. It is part of the task identity:
 // changing it changes the lake of every task seed.
@@ -48,43 +50,12 @@ func col(i int) int { return i % stride }
 
 // neighbour returns the cell next to i in direction d, or ok=false off the lake.
 func (l *layout) neighbour(i int, d direction) (j int, ok bool) {
-	r, c := row(i), col(i)
-	switch d {
-	case up:
-		r--
-	case down:
-		r++
-	case left:
-		c--
-	case right:
-		c++
-	}
-	if r < 0 || r >= l.size || c < 0 || c >= l.size {
-		return 0, false
-	}
-	return r*stride + c, true
+	return grid.Neighbour(i, d, l.size, stride)
 }
 
 // solve fills dist by a breadth-first search from the goal over cells that are not holes.
 func (l *layout) solve() {
-	for i := range l.dist {
-		l.dist[i] = unreachable
-	}
-	var queue [maxCells]int
-	queue[0] = l.goal
-	l.dist[l.goal] = 0
-	for head, tail := 0, 1; head < tail; head++ {
-		i := queue[head]
-		for d := range numDirections {
-			j, ok := l.neighbour(i, d)
-			if !ok || l.dist[j] != unreachable || l.cells[j] == hole {
-				continue
-			}
-			l.dist[j] = l.dist[i] + 1
-			queue[tail] = j
-			tail++
-		}
-	}
+	grid.Distances(l.dist[:], l.goal, l.size, stride, func(j int) bool { return l.cells[j] != hole })
 }
 
 // generate draws the lake of a task seed: start, goal and holes on distinct cells, redrawn from the

@@ -48,24 +48,22 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // direction is a move of the agent, in the order of the observation words.
-type direction int
+type direction = grid.Direction
 
 const (
-	up direction = iota
-	down
-	left
-	right
-	numDirections
+	up            = grid.Up
+	down          = grid.Down
+	left          = grid.Left
+	right         = grid.Right
+	numDirections = grid.NumDirections
 )
 
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
-	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
-	rowWords = "r0r1r2r3r4r5r6"
-	colWords = "c0c1c2c3c4c5c6"
 	// cellKeys holds the state keys r0c0k..r6c6k, five bytes each, indexed by cell; the first four
 	// bytes are the key without the held key.
 	cellKeys = "r0c0kr0c1kr0c2kr0c3kr0c4kr0c5kr0c6kr1c0kr1c1kr1c2kr1c3kr1c4kr1c5kr1c6k" +
@@ -80,8 +78,8 @@ const (
 	invalidWord = "invalid"
 )
 
-func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
-func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
+func rowWord(i int) string { return grid.RowWord(row(i)) }
+func colWord(i int) string { return grid.ColWord(col(i)) }
 
 func (c cell) word() string {
 	switch c {
@@ -95,35 +93,6 @@ func (c cell) word() string {
 		return "goal"
 	}
 	return "open"
-}
-
-// parseAction reads an action word without allocating: the text is at most five ASCII letters,
-// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
-// sign folds to k) cannot sneak in a word the policy never saw.
-func parseAction(text string) (direction, bool) {
-	text = strings.TrimSpace(text)
-	var buf [5]byte
-	if len(text) > len(buf) {
-		return 0, false
-	}
-	for i := range len(text) {
-		ch := text[i]
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	switch string(buf[:len(text)]) {
-	case "up":
-		return up, true
-	case "down":
-		return down, true
-	case "left":
-		return left, true
-	case "right":
-		return right, true
-	}
-	return 0, false
 }
 
 // KeyDoor is one key-and-door environment instance (see the package doc). It implements envs.Env and
@@ -205,7 +174,7 @@ func (k *KeyDoor) Step(action string) (envs.Observation, error) {
 	k.turn++
 	var obs envs.Observation
 	next, ok := 0, false
-	if d, valid := parseAction(action); valid {
+	if d, valid := grid.ParseDirection(action); valid {
 		next, ok = k.neighbour(k.agent, d)
 		ok = ok && k.passable(next, k.hasKey)
 	}
@@ -277,7 +246,7 @@ func (k *KeyDoor) StateKey() string {
 func (k *KeyDoor) Vocabulary() []string { return strings.Fields(vocabulary) }
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
-func (k *KeyDoor) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+func (k *KeyDoor) ActionWords() []string { return grid.ActionWords() }
 
 // MaxTurns returns the step cap.
 func (k *KeyDoor) MaxTurns() int { return k.cfg.MaxTurns }
@@ -296,39 +265,26 @@ func (k *KeyDoor) Render() string {
 	if !k.fixed && !k.seeded {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("  ")
-	for c := range k.size {
-		b.WriteByte(' ')
-		b.WriteByte(byte('0' + c))
-	}
-	for r := range k.size {
-		b.WriteString("\nr")
-		b.WriteByte(byte('0' + r))
-		for c := range k.size {
-			i := r*stride + c
-			ch := byte('.')
-			switch {
-			case k.started && i == k.agent && k.hasKey:
-				ch = '&'
-			case k.started && i == k.agent:
-				ch = '@'
-			case i == k.start:
-				ch = 'S'
-			case k.cells[i] == key && k.started && k.hasKey:
-			case k.cells[i] == key:
-				ch = 'K'
-			case k.cells[i] == wall:
-				ch = '#'
-			case k.cells[i] == door:
-				ch = 'D'
-			case k.cells[i] == goal:
-				ch = 'G'
-			}
-			b.WriteByte(' ')
-			b.WriteByte(ch)
+	return grid.Render(k.size, func(r, c int) byte {
+		i := r*stride + c
+		ch := byte('.')
+		switch {
+		case k.started && i == k.agent && k.hasKey:
+			ch = '&'
+		case k.started && i == k.agent:
+			ch = '@'
+		case i == k.start:
+			ch = 'S'
+		case k.cells[i] == key && k.started && k.hasKey:
+		case k.cells[i] == key:
+			ch = 'K'
+		case k.cells[i] == wall:
+			ch = '#'
+		case k.cells[i] == door:
+			ch = 'D'
+		case k.cells[i] == goal:
+			ch = 'G'
 		}
-	}
-	b.WriteByte('\n')
-	return b.String()
+		return ch
+	})
 }

@@ -191,24 +191,6 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 	}
 }
 
-func TestParseAction(t *testing.T) {
-	tests := []struct {
-		text string
-		want direction
-		ok   bool
-	}{
-		{"up", up, true}, {"DOWN", down, true}, {" left ", left, true}, {"Right\n", right, true},
-		{"", 0, false}, {"pick", 0, false}, {"key", 0, false}, {"up up", 0, false}, {"lef", 0, false},
-		{"\u212aey", 0, false}, {"ｄｏｗｎ", 0, false}, {"righty", 0, false},
-	}
-	for _, tc := range tests {
-		d, ok := parseAction(tc.text)
-		if ok != tc.ok || (ok && d != tc.want) {
-			t.Errorf("parseAction(%q) = %v, %v; want %v, %v", tc.text, d, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestStateKeyIgnoresHistory reaches one state along paths with detours and invalid actions.
 func TestStateKeyIgnoresHistory(t *testing.T) {
 	paths := [][]string{

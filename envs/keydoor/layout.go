@@ -3,6 +3,8 @@ package keydoor
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the grid side, so that a
@@ -49,21 +51,7 @@ func col(i int) int { return i % stride }
 
 // neighbour returns the cell next to i in direction d, or ok=false off the grid.
 func (l *layout) neighbour(i int, d direction) (j int, ok bool) {
-	r, c := row(i), col(i)
-	switch d {
-	case up:
-		r--
-	case down:
-		r++
-	case left:
-		c--
-	case right:
-		c++
-	}
-	if r < 0 || r >= l.size || c < 0 || c >= l.size {
-		return 0, false
-	}
-	return r*stride + c, true
+	return grid.Neighbour(i, d, l.size, stride)
 }
 
 // look returns what lies next to i in direction d; off the grid looks like a wall, since both block.

@@ -3,6 +3,8 @@ package maze
 import (
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // FuzzMazeStep feeds arbitrary action text after a prefix of moves: no panic, an invalid action leaves
@@ -25,8 +27,8 @@ func FuzzMazeStep(f *testing.F) {
 		}
 		word := strings.ToLower(strings.TrimSpace(action))
 		isWord := word == "up" || word == "down" || word == "left" || word == "right"
-		if _, ok := parseAction(action); ok != isWord {
-			t.Fatalf("parseAction(%q) ok = %v, want %v", action, ok, isWord)
+		if _, ok := grid.ParseDirection(action); ok != isWord {
+			t.Fatalf("grid.ParseDirection(%q) ok = %v, want %v", action, ok, isWord)
 		}
 		if m.turn != turn+1 {
 			t.Fatalf("turn %d after %d", m.turn, turn)

@@ -3,6 +3,8 @@ package maze
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the grid side, so that
@@ -23,7 +25,7 @@ const (
 )
 
 // unreachable marks cells in dist from which the goal cannot be reached.
-const unreachable = -1
+const unreachable = grid.Unreachable
 
 // pcgStream is the second PCG seed word. It is part of the task identity: changing it changes the
 // layout of every task seed.
@@ -48,21 +50,7 @@ func col(i int) int { return i % stride }
 
 // neighbour returns the cell next to i in direction d, or ok=false off the grid.
 func (l *layout) neighbour(i int, d direction) (j int, ok bool) {
-	r, c := row(i), col(i)
-	switch d {
-	case up:
-		r--
-	case down:
-		r++
-	case left:
-		c--
-	case right:
-		c++
-	}
-	if r < 0 || r >= l.size || c < 0 || c >= l.size {
-		return 0, false
-	}
-	return r*stride + c, true
+	return grid.Neighbour(i, d, l.size, stride)
 }
 
 // look returns what lies next to i in direction d; off the grid looks like a wall, since both block.
@@ -77,24 +65,7 @@ func (l *layout) look(i int, d direction) cell {
 // solve fills dist by a breadth-first search from the goal over cells that are neither walls nor
 // traps (moves are symmetric, so distances from the goal are distances to it).
 func (l *layout) solve() {
-	for i := range l.dist {
-		l.dist[i] = unreachable
-	}
-	var queue [maxCells]int
-	queue[0] = l.goal
-	l.dist[l.goal] = 0
-	for head, tail := 0, 1; head < tail; head++ {
-		i := queue[head]
-		for d := range numDirections {
-			j, ok := l.neighbour(i, d)
-			if !ok || l.dist[j] != unreachable || l.cells[j] == wall || l.cells[j] == trap {
-				continue
-			}
-			l.dist[j] = l.dist[i] + 1
-			queue[tail] = j
-			tail++
-		}
-	}
+	grid.Distances(l.dist[:], l.goal, l.size, stride, func(j int) bool { return l.cells[j] != wall && l.cells[j] != trap })
 }
 
 // generate draws the layout of a task seed: start, goal, walls and traps on distinct cells, redrawn

@@ -199,46 +199,6 @@ func TestUnreachableGoalIsDead(t *testing.T) {
 	}
 }
 
-func TestParseAction(t *testing.T) {
-	tests := []struct {
-		text string
-		want direction
-		ok   bool
-	}{
-		{"up", up, true},
-		{"down", down, true},
-		{"left", left, true},
-		{"right", right, true},
-		{"UP", up, true},
-		{"Right", right, true},
-		{"  dOwN \n", down, true},
-		{"\tleft", left, true},
-		{"", 0, false},
-		{"   ", 0, false},
-		{"up up", 0, false},
-		{"upp", 0, false},
-		{"u p", 0, false},
-		{"up.", 0, false},
-		{"north", 0, false},
-		{"rightt", 0, false},
-		{"left\tright", 0, false},
-		{"\x00up", 0, false},
-		{"ｕｐ", 0, false},       // fullwidth letters
-		{"\u212aup", 0, false}, // Kelvin sign, which Unicode folds to k
-		{"ŭp", 0, false},
-		{"🙂", 0, false},
-		{"\xff\xfe", 0, false},
-		{"invalid", 0, false},
-		{"goal", 0, false},
-	}
-	for _, tc := range tests {
-		d, ok := parseAction(tc.text)
-		if ok != tc.ok || (ok && d != tc.want) {
-			t.Errorf("parseAction(%q) = %v, %v; want %v, %v", tc.text, d, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestInvalidTextLeavesState steps garbage through the env itself: penalty, same key, same position text.
 func TestInvalidTextLeavesState(t *testing.T) {
 	for _, text := range []string{"", " ", "up up", "🙂", "\x00", "UP!", "r0 c1"} {

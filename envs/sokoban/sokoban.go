@@ -51,24 +51,22 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
-// direction is a move of the player, in the order of the observation words.
-type direction int
+// direction is a move of the agent, in the order of the observation words.
+type direction = grid.Direction
 
 const (
-	up direction = iota
-	down
-	left
-	right
-	numDirections
+	up            = grid.Up
+	down          = grid.Down
+	left          = grid.Left
+	right         = grid.Right
+	numDirections = grid.NumDirections
 )
 
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
-	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
-	rowWords = "r0r1r2r3r4r5r6"
-	colWords = "c0c1c2c3c4c5c6"
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order; the
 	// position words go up to MaxSize whatever the size, so one vocabulary serves every room.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall box target up down left right invalid solved"
@@ -77,37 +75,8 @@ const (
 	invalidWord = "invalid"
 )
 
-func rowWord(i int) string { r := row(i); return rowWords[2*r : 2*r+2] }
-func colWord(i int) string { c := col(i); return colWords[2*c : 2*c+2] }
-
-// parseAction reads an action word without allocating: the text is at most five ASCII letters,
-// lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding (the Kelvin
-// sign folds to k) cannot sneak in a word the policy never saw.
-func parseAction(text string) (direction, bool) {
-	text = strings.TrimSpace(text)
-	var buf [5]byte
-	if len(text) > len(buf) {
-		return 0, false
-	}
-	for i := range len(text) {
-		ch := text[i]
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	switch string(buf[:len(text)]) {
-	case "up":
-		return up, true
-	case "down":
-		return down, true
-	case "left":
-		return left, true
-	case "right":
-		return right, true
-	}
-	return 0, false
-}
+func rowWord(i int) string { return grid.RowWord(row(i)) }
+func colWord(i int) string { return grid.ColWord(col(i)) }
 
 // Sokoban is one sokoban environment instance (see the package doc). It implements envs.Env and
 // envs.Cloner; the zero value is not usable, build one with New.
@@ -210,7 +179,7 @@ func (s *Sokoban) Step(action string) (envs.Observation, error) {
 	}
 	s.turn++
 	var obs envs.Observation
-	d, ok := parseAction(action)
+	d, ok := grid.ParseDirection(action)
 	if ok {
 		ok = s.move(d)
 	}
@@ -337,7 +306,7 @@ func (s *Sokoban) StateKey() string {
 func (s *Sokoban) Vocabulary() []string { return strings.Fields(vocabulary) }
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
-func (s *Sokoban) ActionWords() []string { return []string{"up", "down", "left", "right"} }
+func (s *Sokoban) ActionWords() []string { return grid.ActionWords() }
 
 // MaxTurns returns the step cap.
 func (s *Sokoban) MaxTurns() int { return s.cfg.MaxTurns }
@@ -360,37 +329,24 @@ func (s *Sokoban) Render() string {
 	if s.started {
 		player, boxes = s.player, s.boxes
 	}
-	var b strings.Builder
-	b.WriteString("  ")
-	for c := range s.size {
-		b.WriteByte(' ')
-		b.WriteByte(byte('0' + c))
-	}
-	for r := range s.size {
-		b.WriteString("\nr")
-		b.WriteByte(byte('0' + r))
-		for c := range s.size {
-			i := r*stride + c
-			box := boxes[0] == i || (s.nBoxes == 2 && boxes[1] == i)
-			ch := byte('-')
-			switch {
-			case s.wall[i]:
-				ch = '#'
-			case i == player && s.target[i]:
-				ch = '+'
-			case i == player:
-				ch = '@'
-			case box && s.target[i]:
-				ch = '*'
-			case box:
-				ch = '$'
-			case s.target[i]:
-				ch = '.'
-			}
-			b.WriteByte(' ')
-			b.WriteByte(ch)
+	return grid.Render(s.size, func(r, c int) byte {
+		i := r*stride + c
+		box := boxes[0] == i || (s.nBoxes == 2 && boxes[1] == i)
+		ch := byte('-')
+		switch {
+		case s.wall[i]:
+			ch = '#'
+		case i == player && s.target[i]:
+			ch = '+'
+		case i == player:
+			ch = '@'
+		case box && s.target[i]:
+			ch = '*'
+		case box:
+			ch = '$'
+		case s.target[i]:
+			ch = '.'
 		}
-	}
-	b.WriteByte('\n')
-	return b.String()
+		return ch
+	})
 }

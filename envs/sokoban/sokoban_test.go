@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // corridor is a 5x5 room whose distances are easy to check by hand: the box lies between the player
@@ -234,25 +235,6 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 	}
 }
 
-func TestParseAction(t *testing.T) {
-	tests := []struct {
-		text string
-		want direction
-		ok   bool
-	}{
-		{"up", up, true}, {"down", down, true}, {"left", left, true}, {"right", right, true},
-		{"UP", up, true}, {" Left\n", left, true}, {"\tdOWN", down, true},
-		{"", 0, false}, {"push", 0, false}, {"up up", 0, false}, {"rightt", 0, false}, {"u p", 0, false},
-		{"\u212aup", 0, false}, {"ｕｐ", 0, false}, {"box", 0, false}, {"\x00up", 0, false},
-	}
-	for _, tc := range tests {
-		d, ok := parseAction(tc.text)
-		if ok != tc.ok || (ok && d != tc.want) {
-			t.Errorf("parseAction(%q) = %v, %v; want %v, %v", tc.text, d, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestStateKeyIgnoresHistory reaches one state along paths with detours, cycles and invalid actions.
 func TestStateKeyIgnoresHistory(t *testing.T) {
 	paths := [][]string{
@@ -295,7 +277,7 @@ func TestVocabulary(t *testing.T) {
 		set[w] = true
 	}
 	for r := range MaxSize {
-		if !set[rowWords[2*r:2*r+2]] || !set[colWords[2*r:2*r+2]] {
+		if !set[grid.RowWord(r)] || !set[grid.ColWord(r)] {
 			t.Errorf("position words of %d missing", r)
 		}
 	}

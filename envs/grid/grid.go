@@ -1,0 +1,149 @@
+// Package grid holds what the grid environments (maze, keydoor, frozenlake, sokoban) share: the
+// four moves and their action words, the position words r0..r6 and c0..c6, the cell state keys
+// r0c0..r6c6, and the drawing frame of Render. Each env keeps its own cells, layout and rules.
+package grid
+
+import (
+	"strings"
+)
+
+// MaxSide is the largest grid side the position words cover.
+const MaxSide = 7
+
+// Direction is a move of the agent, in the order the envs list neighbours in observations.
+type Direction int
+
+// The four moves.
+const (
+	Up Direction = iota
+	Down
+	Left
+	Right
+	NumDirections
+)
+
+// Word returns the action word of the direction.
+func (d Direction) Word() string {
+	return [...]string{"up", "down", "left", "right"}[d]
+}
+
+// ActionWords returns the words move actions are made of: up, down, left, right.
+func ActionWords() []string { return []string{"up", "down", "left", "right"} }
+
+// ParseDirection reads a move action without allocating: the text, trimmed, is at most five ASCII
+// letters, lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding
+// (the Kelvin sign folds to k) cannot sneak in a word the policy never saw.
+func ParseDirection(text string) (Direction, bool) {
+	text = strings.TrimSpace(text)
+	var buf [5]byte
+	if len(text) > len(buf) {
+		return 0, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	switch string(buf[:len(text)]) {
+	case "up":
+		return Up, true
+	case "down":
+		return Down, true
+	case "left":
+		return Left, true
+	case "right":
+		return Right, true
+	}
+	return 0, false
+}
+
+// Constant strings sliced by index, because substrings of constants do not allocate.
+const (
+	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6"
+	colWords = "c0c1c2c3c4c5c6"
+	// cellKeys holds the state keys r0c0..r6c6, four bytes each, row-major.
+	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r1c0r1c1r1c2r1c3r1c4r1c5r1c6r2c0r2c1r2c2r2c3r2c4r2c5r2c6" +
+		"r3c0r3c1r3c2r3c3r3c4r3c5r3c6r4c0r4c1r4c2r4c3r4c4r4c5r4c6r5c0r5c1r5c2r5c3r5c4r5c5r5c6" +
+		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
+)
+
+// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r6".
+func RowWord(r int) string { return rowWords[2*r : 2*r+2] }
+
+// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c6".
+func ColWord(c int) string { return colWords[2*c : 2*c+2] }
+
+// CellKey returns the state key of the cell at row r, column c: "r<R>c<C>".
+func CellKey(r, c int) string { i := 4 * (r*MaxSide + c); return cellKeys[i : i+4] }
+
+// Render draws a size×size grid for people, one row per line under a header of column numbers;
+// at(r, c) gives the character of each cell.
+func Render(size int, at func(r, c int) byte) string {
+	var b strings.Builder
+	b.WriteString("  ")
+	for c := range size {
+		b.WriteByte(' ')
+		b.WriteByte(byte('0' + c))
+	}
+	for r := range size {
+		b.WriteString("\nr")
+		b.WriteByte(byte('0' + r))
+		for c := range size {
+			b.WriteByte(' ')
+			b.WriteByte(at(r, c))
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// Neighbour returns the cell next to cell i in direction d on a size×size grid whose cells are
+// indexed row·stride + column, or ok=false off the grid.
+func Neighbour(i int, d Direction, size, stride int) (j int, ok bool) {
+	r, c := i/stride, i%stride
+	switch d {
+	case Up:
+		r--
+	case Down:
+		r++
+	case Left:
+		c--
+	case Right:
+		c++
+	}
+	if r < 0 || r >= size || c < 0 || c >= size {
+		return 0, false
+	}
+	return r*stride + c, true
+}
+
+// Unreachable marks the cells Distances cannot reach.
+const Unreachable = -1
+
+// Distances fills dist (indexed like Neighbour's cells) with the number of moves from every cell
+// to goal through cells for which passable is true, by a breadth-first search from goal; cells it
+// cannot reach get Unreachable. Moves are symmetric, so distances from the goal are distances to
+// it.
+func Distances(dist []int8, goal, size, stride int, passable func(j int) bool) {
+	for i := range dist {
+		dist[i] = Unreachable
+	}
+	var queue [MaxSide * MaxSide]int
+	queue[0] = goal
+	dist[goal] = 0
+	for head, tail := 0, 1; head < tail; head++ {
+		i := queue[head]
+		for d := range NumDirections {
+			j, ok := Neighbour(i, d, size, stride)
+			if !ok || dist[j] != Unreachable || !passable(j) {
+				continue
+			}
+			dist[j] = dist[i] + 1
+			queue[tail] = j
+			tail++
+		}
+	}
+}
