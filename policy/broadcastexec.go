@@ -17,21 +17,16 @@ import (
 // arithmetic, so results are bit-identical to the backend's own executor. Other dtypes, and
 // nodes whose parameters cannot be read, go to the backend's executor, as in dotexec.go.
 func init() {
-	generic := simplegoNodeExecutors[backends.OpTypeBroadcastInDim]
-	if generic == nil {
-		return
-	}
-	simplegoNodeExecutors[backends.OpTypeBroadcastInDim] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-		if out, ok := execBroadcastInDimFloat32(b, node, in); ok {
-			return out, nil
-		}
-		return generic(b, node, in, owned)
-	}
+	overrideExecutor(backends.OpTypeBroadcastInDim, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
+		out, ok := execBroadcastInDimFloat32(b, node, in)
+		return out, ok, nil
+	})
 }
 
-// readBroadcastParams reads a BroadcastInDim node's output shape and broadcast axes (operand axis
-// i becomes output axis axes[i]), as gomlx v0.26.0 stores them; ok is false if they are not there.
-func readBroadcastParams(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
+// readShapeAndAxes reads a node's output shape and the axes the Go backend stores as its data
+// (gomlx v0.26.0): for BroadcastInDim the output axis of each operand axis, for reductions the
+// reduced axes. ok is false if they are not there.
+func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
 	v := reflect.ValueOf(node).Elem()
 	sf, df := v.FieldByName("shape"), v.FieldByName("data")
 	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
@@ -55,7 +50,7 @@ func execBroadcastInDimFloat32(b *simplego.Backend, node *simplego.Node, in []*s
 	if len(in) != 1 {
 		return nil, false
 	}
-	outShape, axes, ok := readBroadcastParams(node)
+	outShape, axes, ok := readShapeAndAxes(node)
 	if !ok || outShape.DType != dtypes.Float32 {
 		return nil, false
 	}

@@ -111,7 +111,7 @@ func TestExecutorParamsReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, axes, ok := readBroadcastParams(bc.(*simplego.Node))
+	out, axes, ok := readShapeAndAxes(bc.(*simplego.Node))
 	if !ok || !slices.Equal(out.Dimensions, []int{2, 4, 3}) || !slices.Equal(axes, []int{0, 2}) {
 		t.Fatalf("BroadcastInDim params: ok %v, shape %v, axes %v", ok, out, axes)
 	}

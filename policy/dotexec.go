@@ -33,13 +33,22 @@ type simplegoExecutor = func(*simplego.Backend, *simplego.Node, []*simplego.Buff
 var simplegoNodeExecutors [backends.OpTypeLast]simplegoExecutor
 
 func init() {
-	generic := simplegoNodeExecutors[backends.OpTypeDotGeneral]
+	overrideExecutor(backends.OpTypeDotGeneral, execDotGeneralFloat32)
+}
+
+// fastExecutor runs a node of the Go backend; ok is false when it does not handle the node, which
+// then goes to the backend's own executor.
+type fastExecutor func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (out *simplego.Buffer, ok bool, err error)
+
+// overrideExecutor makes the Go backend run op through fast, falling back to the executor it had.
+// Without one (not the executor table this was written for) the backend is left alone.
+func overrideExecutor(op backends.OpType, fast fastExecutor) {
+	generic := simplegoNodeExecutors[op]
 	if generic == nil {
-		return // not the layout this was written for: leave the backend alone
+		return
 	}
-	simplegoNodeExecutors[backends.OpTypeDotGeneral] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-		out, ok, err := execDotGeneralFloat32(b, node, in)
-		if ok {
+	simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+		if out, ok, err := fast(b, node, in); ok {
 			return out, err
 		}
 		return generic(b, node, in, owned)

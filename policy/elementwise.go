@@ -16,17 +16,11 @@ func init() {
 		return
 	}
 	for _, op := range []backends.OpType{backends.OpTypeMul, backends.OpTypeAdd} {
-		generic := simplegoNodeExecutors[op]
-		if generic == nil {
-			continue
-		}
 		isMul := op == backends.OpTypeMul
-		simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-			if out, ok := execBinaryFloat32(b, in, isMul); ok {
-				return out, nil
-			}
-			return generic(b, node, in, owned)
-		}
+		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
+			out, ok := execBinaryFloat32(b, in, isMul)
+			return out, ok, nil
+		})
 	}
 }
 

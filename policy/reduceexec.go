@@ -1,13 +1,9 @@
 package policy
 
 import (
-	"reflect"
-	"unsafe"
-
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // The Go backend reduces through a multi-axis output iterator advanced once per input element.
@@ -18,37 +14,12 @@ import (
 // are bit-identical to the backend's. Other cases go to the backend's executor.
 func init() {
 	for _, op := range []backends.OpType{backends.OpTypeReduceMax, backends.OpTypeReduceSum} {
-		generic := simplegoNodeExecutors[op]
-		if generic == nil {
-			continue
-		}
 		isMax := op == backends.OpTypeReduceMax
-		simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-			if out, ok := execReduceFloat32(b, node, in, isMax); ok {
-				return out, nil
-			}
-			return generic(b, node, in, owned)
-		}
+		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
+			out, ok := execReduceFloat32(b, node, in, isMax)
+			return out, ok, nil
+		})
 	}
-}
-
-// readReduceParams reads a reduction node's output shape and reduced axes (gomlx v0.26.0).
-func readReduceParams(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
-	v := reflect.ValueOf(node).Elem()
-	sf, df := v.FieldByName("shape"), v.FieldByName("data")
-	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
-		return out, nil, false
-	}
-	out = *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr()))
-	d := df.Elem()
-	if d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Int {
-		return out, nil, false
-	}
-	axes = make([]int, d.Len())
-	for i := range axes {
-		axes[i] = int(d.Index(i).Int())
-	}
-	return out, axes, true
 }
 
 // execReduceFloat32 runs a float32 ReduceMax (isMax) or ReduceSum over leading or trailing axes;
@@ -57,7 +28,7 @@ func execReduceFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	if len(in) != 1 {
 		return nil, false
 	}
-	outShape, axes, ok := readReduceParams(node)
+	outShape, axes, ok := readShapeAndAxes(node)
 	if !ok || len(axes) == 0 || outShape.DType != dtypes.Float32 {
 		return nil, false
 	}
