@@ -182,23 +182,30 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 			}
 			tok, lp := sampleToken(lg, greedy, rng)
 			st.SampledTokens++
-			s.seq = append(s.seq, tok)
-			s.logp = append(s.logp, lp)
-			s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
-			if tok != policy.EOAID {
-				s.action = append(s.action, tok)
-				if len(s.action) < c.cfg.ActionMaxTokens {
-					continue
-				}
-				// Cap reached: close the action with a forced end token (context, not trained);
-				// one-token actions need none, the next observation follows directly.
-				if c.cfg.ActionMaxTokens > 1 {
-					c.push(s, policy.EOAID)
-				}
-			}
-			c.act(s, st)
+			c.take(s, tok, lp, st)
 		}
 	}
+}
+
+// take appends a policy token and its log-prob to s. When the token ends the action (the end
+// token, or the cap reached, which is closed by a forced end token — context, not trained — where
+// actions may have several tokens; one-token actions need none) the action goes to the env. It
+// reports whether it did.
+func (c *Collector) take(s *slot, tok int32, lp float32, st *Stats) bool {
+	s.seq = append(s.seq, tok)
+	s.logp = append(s.logp, lp)
+	s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
+	if tok != policy.EOAID {
+		s.action = append(s.action, tok)
+		if len(s.action) < c.cfg.ActionMaxTokens {
+			return false
+		}
+		if c.cfg.ActionMaxTokens > 1 {
+			c.push(s, policy.EOAID)
+		}
+	}
+	c.act(s, st)
+	return true
 }
 
 // masked returns logits plus the action bias (in a scratch buffer reused across calls).

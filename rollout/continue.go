@@ -194,20 +194,9 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 				tok, lp = sampleToken(lg, false, rng)
 				st.SampledTokens++
 			}
-			s.seq = append(s.seq, tok)
-			s.logp = append(s.logp, lp)
-			s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
-			if tok != policy.EOAID {
-				s.action = append(s.action, tok)
-				if len(s.action) < c.cfg.ActionMaxTokens {
-					continue
-				}
-				// Cap reached: a forced end token, as in Collect.
-				if c.cfg.ActionMaxTokens > 1 {
-					c.push(s, policy.EOAID)
-				}
+			if !c.take(s, tok, lp, &st) {
+				continue
 			}
-			c.act(s, &st)
 			if s.over {
 				if s.traj.Err == "" && !p.branched {
 					s.traj.Err = fmt.Sprintf("history ended the episode after %d of %d replayed actions", len(s.traj.Steps), len(p.start.History))
