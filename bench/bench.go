@@ -110,19 +110,51 @@ type IterationResult struct {
 	Tokens     float64 `json:"sampled_tokens"` // median tokens sampled per iteration
 }
 
-// Run performs the benchmarks.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// Validate checks the options before any work: the model, the train shape, the repetitions, the
+// decoder batches, the action tokens, the machine peak, and that the RL config loads. Each error
+// names the flag or key and what is allowed.
+func (o Options) Validate() error {
 	if err := o.Model.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.Rows < 1 || o.Len < 2 || o.Len > o.Model.MaxLen {
-		return nil, fmt.Errorf("bench: train shape %d×%d must have rows ≥ 1 and 2 ≤ len ≤ max_len %d", o.Rows, o.Len, o.Model.MaxLen)
+		return fmt.Errorf("bench: train shape %d×%d (--batch × --len) must have rows ≥ 1 and 2 ≤ len ≤ max_len %d", o.Rows, o.Len, o.Model.MaxLen)
 	}
 	if o.Reps < 1 {
-		o.Reps = 1
+		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
+	}
+	for _, b := range o.SampleBatches {
+		if b < 1 {
+			return fmt.Errorf("bench: --sample-batches: %d is not a positive integer", b)
+		}
 	}
 	if o.ActionTokens < 0 || 4+o.ActionTokens > o.Model.Vocab {
-		return nil, fmt.Errorf("bench: %d action tokens do not fit a vocabulary of %d", o.ActionTokens, o.Model.Vocab)
+		return fmt.Errorf("bench: --action-tokens %d: must be 0..%d for a vocabulary of %d", o.ActionTokens, o.Model.Vocab-4, o.Model.Vocab)
+	}
+	if !(o.PeakGFLOPs >= 0) || math.IsInf(o.PeakGFLOPs, 0) {
+		return fmt.Errorf("bench: --peak-gflops %g: must be a finite number ≥ 0 (0: derive from /proc/cpuinfo)", o.PeakGFLOPs)
+	}
+	if o.IterationConfig != "" {
+		if o.Iterations < 2 {
+			return fmt.Errorf("bench: --iterations %d: must be ≥ 2 (the first, compiling, is reported apart)", o.Iterations)
+		}
+		if _, err := loadIterationConfig(o.IterationConfig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadIterationConfig loads the RL config whose iterations are timed, without evaluations or
+// checkpoints.
+func loadIterationConfig(path string) (trainer.Config, error) {
+	return trainer.Load(path, []string{"eval.at_start=false", "eval.every=0", "checkpoint.every=0"})
+}
+
+// Run performs the benchmarks (after Validate).
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	r := &Report{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Config: o.Model, LoadStart: loadAverage(),
 		Backend: policy.ResolveBackendName(o.Backend)}
@@ -343,8 +375,8 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	n := max(2, o.Iterations)
-	cfg, err := trainer.Load(o.IterationConfig, []string{"eval.at_start=false", "eval.every=0", "checkpoint.every=0"})
+	n := o.Iterations
+	cfg, err := loadIterationConfig(o.IterationConfig)
 	if err != nil {
 		return nil, err
 	}

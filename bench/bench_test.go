@@ -92,11 +92,39 @@ policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
 	}
 }
 
-func TestRunRejectsBadShape(t *testing.T) {
+// TestValidate refuses every bad option before any work, naming the flag and what is allowed.
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(o *Options)
+		want string
+	}{
+		{"len past max_len", func(o *Options) { o.Len = o.Model.MaxLen + 1 }, "max_len"},
+		{"no rows", func(o *Options) { o.Rows = 0 }, "--batch"},
+		{"no reps", func(o *Options) { o.Reps = 0 }, "--reps 0: must be ≥ 1"},
+		{"decoder batch", func(o *Options) { o.SampleBatches = []int{16, 0} }, "--sample-batches"},
+		{"action tokens", func(o *Options) { o.ActionTokens = 61 }, "--action-tokens 61: must be 0..60"},
+		{"peak", func(o *Options) { o.PeakGFLOPs = -1 }, "--peak-gflops"},
+		{"iterations", func(o *Options) { o.IterationConfig, o.Iterations = "any.yaml", 1 }, "--iterations 1"},
+		{"config", func(o *Options) { o.IterationConfig = filepath.Join(t.TempDir(), "none.yaml") }, "none.yaml"},
+		{"model", func(o *Options) { o.Model.Heads = 3 }, "heads"},
+	}
+	for _, tc := range cases {
+		o := DefaultOptions()
+		o.IterationConfig = ""
+		tc.edit(&o)
+		err := o.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+		}
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("%s: Run accepted what Validate refuses", tc.name)
+		}
+	}
 	o := DefaultOptions()
-	o.Len = o.Model.MaxLen + 1
-	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "max_len") {
-		t.Fatalf("err = %v, want a max_len error", err)
+	o.IterationConfig = ""
+	if err := o.Validate(); err != nil {
+		t.Fatalf("defaults refused: %v", err)
 	}
 }
 

@@ -42,6 +42,12 @@ both in alternation and prints the ratios.`,
 				return &usageError{"bench: --sample-batches: " + err.Error()}
 			}
 			o.opts.SampleBatches = batches
+			if o.check != "" {
+				o.opts.IterationConfig = "" // --write-check only builds the model
+			}
+			if err := o.opts.Validate(); err != nil {
+				return &usageError{err.Error()}
+			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return benchRun(cmd, o)
 		},
