@@ -174,23 +174,36 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 }
 
 // dotFloat32 computes out[b,i,j] = Σ_c lhs[b,i,c]·rhs[b,j,c] (operands in normalised axis
-// order) into out, [batch, m, n] row-major, using up to workers goroutines.
+// order) into out, [batch, m, n] row-major, using up to workers goroutines. Operands are read
+// where they lie whenever their free axes and their contracting axes each collapse to one
+// stride (see operandLayout): the lhs by the panel kernel or, when its rows are the contiguous
+// axis, by the transposed-x kernel (same arithmetic); the rhs is packed from either order. Other
+// operands are first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, workers int) {
-	// lhs as [batch, m, k]: rows of the panel kernel.
-	a := transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
-	// rhs packed into 4-wide column panels per example, read from [batch, n, k] or [batch, k, n],
-	// whichever is its memory order (a transposed copy only when neither is).
+	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
+	lhsT := ok && lo.contr != 1 && k > 1 && (lo.free == 1 || m == 1) && useFMA
+	if !ok || !(lo.contr == 1 || k <= 1 || lhsT) {
+		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
+		lo, lhsT = denseLayout(batch, m, k), false
+	}
+	// rhs packed into 4-wide column panels per example.
 	np := (n + 3) / 4
 	panels := make([][4]float32, batch*np*k)
-	if freeFirst := normalOrder(len(rhsDims), rhsBatch, rhsContracting, true); keepsOrder(rhsDims, freeFirst) {
+	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	switch {
+	case ok && (ro.contr == 1 || k <= 1):
 		for e := range batch {
-			packPanelsNK(panels[e*np*k:(e+1)*np*k], rhs[e*n*k:(e+1)*n*k], k, n)
+			packPanelsNK(panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:], ro.free, k, n)
 		}
-	} else {
+	case ok && (ro.free == 1 || n == 1):
+		for e := range batch {
+			packPanelsKN(panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:], ro.contr, k, n)
+		}
+	default:
 		r := transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
 		for e := range batch {
-			packPanelsKN(panels[e*np*k:(e+1)*np*k], r[e*k*n:(e+1)*k*n], k, n)
+			packPanelsKN(panels[e*np*k:(e+1)*np*k], r[e*k*n:], n, k, n)
 		}
 	}
 	zeros := make([]float32, 4*np)
@@ -210,14 +223,20 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	run := func(e, r0, r1 int, buf []float32) {
-		x, w := a[(e*m+r0)*k:], panels[e*np*k:]
-		if ldo == n {
-			matmulPanels(out[(e*m+r0)*n:], n, x, k, r1-r0, k, w, k, np, zeros, epiStore)
-			return
+		w := panels[e*np*k:]
+		dst, ld := out[(e*m+r0)*n:], n
+		if ldo != n {
+			dst, ld = buf, ldo
 		}
-		matmulPanels(buf, ldo, x, k, r1-r0, k, w, k, np, zeros, epiStore)
-		for i := r0; i < r1; i++ {
-			copy(out[(e*m+i)*n:(e*m+i+1)*n], buf[(i-r0)*ldo:])
+		if lhsT {
+			matmulPanelsT(dst, ld, lhs[lo.off[e]+r0*lo.free:], lo.contr, r1-r0, k, w, k, np, zeros, epiStore)
+		} else {
+			matmulPanels(dst, ld, lhs[lo.off[e]+r0*lo.free:], lo.free, r1-r0, k, w, k, np, zeros, epiStore)
+		}
+		if ldo != n {
+			for i := r0; i < r1; i++ {
+				copy(out[(e*m+i)*n:(e*m+i+1)*n], buf[(i-r0)*ldo:])
+			}
 		}
 	}
 	units := batch * chunks
@@ -251,6 +270,86 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	wg.Wait()
 }
 
+// operandLayout places a DotGeneral operand's values: example e's value at free index j and
+// contracting index c (each the flattened index over its axes, in the order the node lists
+// contracting and batch axes, free axes ascending) is at off[e] + j·free + c·contr.
+type operandLayout struct {
+	off         []int
+	free, contr int
+}
+
+// layoutOf is the layout of a row-major operand with dims; ok is false when its free axes or its
+// contracting axes do not collapse to a single stride.
+func layoutOf(dims, batchAxes, contractingAxes []int) (l operandLayout, ok bool) {
+	strides := make([]int, len(dims))
+	s := 1
+	for a := len(dims) - 1; a >= 0; a-- {
+		strides[a] = s
+		s *= dims[a]
+	}
+	var okF, okC bool
+	l.free, okF = collapsedStride(dims, strides, freeAxes(len(dims), contractingAxes, batchAxes))
+	l.contr, okC = collapsedStride(dims, strides, contractingAxes)
+	if !okF || !okC {
+		return l, false
+	}
+	l.off = []int{0}
+	for _, a := range batchAxes {
+		next := make([]int, 0, len(l.off)*dims[a])
+		for _, o := range l.off {
+			for i := range dims[a] {
+				next = append(next, o+i*strides[a])
+			}
+		}
+		l.off = next
+	}
+	return l, true
+}
+
+// collapsedStride returns the stride that steps the flattened index over axes (in the given
+// order) by one — the stride of the last axis longer than 1 — and whether one stride does: each
+// such axis must step exactly over the whole of the next. It is 1 when no axis is longer than 1.
+func collapsedStride(dims, strides, axes []int) (int, bool) {
+	last := -1
+	for _, a := range axes {
+		if dims[a] == 1 {
+			continue
+		}
+		if last >= 0 && strides[last] != strides[a]*dims[a] {
+			return 0, false
+		}
+		last = a
+	}
+	if last < 0 {
+		return 1, true
+	}
+	return strides[last], true
+}
+
+// denseLayout is the layout of a contiguous [batch, rows, k] operand.
+func denseLayout(batch, rows, k int) operandLayout {
+	off := make([]int, batch)
+	for e := range off {
+		off[e] = e * rows * k
+	}
+	return operandLayout{off: off, free: k, contr: 1}
+}
+
+// matmulPanelsT is matmulPanels for an x stored transposed — row r's value at step i is
+// x[i·ldx + r] — on the FMA kernel of dotkernel_amd64.s, after the bounds checks (callers check
+// useFMA). Each output is bit for bit what matmulPanels gives on the transposed copy.
+func matmulPanelsT(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]float32, ps, np int, bias []float32, epi int) {
+	if n <= 0 || np <= 0 {
+		return
+	}
+	if k <= 0 || len(out) < (n-1)*ldo+4*np || len(x) < (k-1)*ldx+n || len(w) < (np-1)*ps+k || len(bias) < 4*np ||
+		ldo < 0 || ldx < 0 || ps < 0 {
+		panic(fmt.Sprintf("policy: matmulPanelsT out of bounds (n %d, k %d, np %d, ldo %d, ldx %d, ps %d; len out %d, x %d, w %d, bias %d)",
+			n, k, np, ldo, ldx, ps, len(out), len(x), len(w), len(bias)))
+	}
+	matmulPanelsTFMA(&out[0], ldo, &x[0], ldx, n, k, &w[0], ps, np, &bias[0], epi)
+}
+
 // normalOrder is the axis permutation that brings an operand to [batch, free, contracting]
 // (contractingLast) or [batch, contracting, free].
 func normalOrder(rank int, batch, contracting []int, contractingLast bool) []int {
@@ -270,7 +369,18 @@ func transposeTo(x []float32, dims, perm []int) []float32 {
 	if keepsOrder(dims, perm) {
 		return x
 	}
+	out := make([]float32, len(x))
+	transposeInto(out, x, dims, perm)
+	return out
+}
+
+// transposeInto writes x (row-major with dims) with its axes permuted by perm into out.
+func transposeInto(out, x []float32, dims, perm []int) {
 	rank := len(dims)
+	if rank == 0 || len(x) == 0 || keepsOrder(dims, perm) {
+		copy(out, x)
+		return
+	}
 	strides := make([]int, rank)
 	s := 1
 	for a := rank - 1; a >= 0; a-- {
@@ -283,16 +393,11 @@ func transposeTo(x []float32, dims, perm []int) []float32 {
 		outDims[i] = dims[a]
 		inStride[i] = strides[a]
 	}
-	out := make([]float32, len(x))
-	if rank == 0 || len(x) == 0 {
-		copy(out, x)
-		return out
-	}
 	// Iterate the output in order; the innermost axis is a strided copy.
 	idx := make([]int, rank)
 	last := rank - 1
 	inner, innerStride := outDims[last], inStride[last]
-	for o := 0; o < len(out); o += inner {
+	for o := 0; o < len(x); o += inner {
 		base := 0
 		for i := range last {
 			base += idx[i] * inStride[i]
@@ -309,7 +414,6 @@ func transposeTo(x []float32, dims, perm []int) []float32 {
 			idx[i] = 0
 		}
 	}
-	return out
 }
 
 // keepsOrder reports whether permuting axes by perm leaves the row-major memory order unchanged:
@@ -328,29 +432,39 @@ func keepsOrder(dims, perm []int) bool {
 	return true
 }
 
-// packPanelsKN is packPanels (scale 1) with whole-panel copies: w is row-major [k, n].
-func packPanelsKN(dst [][4]float32, w []float32, k, n int) {
+// packPanelsKN packs a [k, n] matrix whose row i starts at w[i·ldw] into 4-wide column panels:
+// panel p holds dst[p·k+i] = w[i·ldw + 4p : i·ldw + 4p+4], zero past n. Rows go in blocks of 16
+// so that the reads (16 rows) stay in L1 while each panel receives 16 contiguous entries.
+func packPanelsKN(dst [][4]float32, w []float32, ldw, k, n int) {
 	np, full := (n+3)/4, n/4
-	for i := range k {
-		row := w[i*n : i*n+n]
+	const block = 16
+	for i0 := 0; i0 < k; i0 += block {
+		i1 := min(i0+block, k)
 		for p := range full {
-			dst[p*k+i] = [4]float32(row[4*p : 4*p+4])
+			d := dst[p*k+i0 : p*k+i1]
+			for i := range d {
+				o := (i0+i)*ldw + 4*p
+				d[i] = [4]float32(w[o : o+4])
+			}
 		}
 		if full < np {
-			var q [4]float32
-			copy(q[:], row[4*full:])
-			dst[full*k+i] = q
+			for i := i0; i < i1; i++ {
+				var q [4]float32
+				copy(q[:], w[i*ldw+4*full:i*ldw+n])
+				dst[full*k+i] = q
+			}
 		}
 	}
 }
 
-// packPanelsNK packs the transpose of a row-major [n, k] matrix r: panel p holds
-// dst[p·k+i][c] = r[(4p+c)·k + i], zero past n.
-func packPanelsNK(dst [][4]float32, r []float32, k, n int) {
+// packPanelsNK packs the transpose of an [n, k] matrix whose row j starts at r[j·ldr]: panel p
+// holds dst[p·k+i][c] = r[(4p+c)·ldr + i], zero past n.
+func packPanelsNK(dst [][4]float32, r []float32, ldr, k, n int) {
 	for p := range (n + 3) / 4 {
 		panel := dst[p*k : p*k+k]
 		if 4*p+4 <= n {
-			r0, r1, r2, r3 := r[(4*p)*k:(4*p+1)*k], r[(4*p+1)*k:(4*p+2)*k], r[(4*p+2)*k:(4*p+3)*k], r[(4*p+3)*k:(4*p+4)*k]
+			j := 4 * p * ldr
+			r0, r1, r2, r3 := r[j:j+k], r[j+ldr:j+ldr+k], r[j+2*ldr:j+2*ldr+k], r[j+3*ldr:j+3*ldr+k]
 			r0, r1, r2, r3 = r0[:len(panel)], r1[:len(panel)], r2[:len(panel)], r3[:len(panel)]
 			for i := range panel {
 				panel[i] = [4]float32{r0[i], r1[i], r2[i], r3[i]}
@@ -361,7 +475,7 @@ func packPanelsNK(dst [][4]float32, r []float32, k, n int) {
 			var q [4]float32
 			for c := range 4 {
 				if j := 4*p + c; j < n {
-					q[c] = r[j*k+i]
+					q[c] = r[j*ldr+i]
 				}
 			}
 			panel[i] = q

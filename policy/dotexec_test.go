@@ -98,6 +98,12 @@ var execCases = []execCase{
 	{"vector", []int{6, 10}, []int{10}, []int{1}, nil, []int{0}, nil},
 	{"outer product", []int{5}, []int{3}, nil, nil, nil, nil},
 	{"large, split across workers", []int{2, 70, 33}, []int{2, 33, 9}, []int{2}, []int{0}, []int{1}, []int{0}},
+	{"weight gradient over two leading axes", []int{3, 4, 9}, []int{3, 4, 6}, []int{0, 1}, nil, []int{0, 1}, nil},
+	{"transposed lhs, odd k, m%4≠0", []int{7, 9}, []int{7, 10}, []int{0}, nil, []int{0}, nil},
+	{"heads not leading", []int{2, 5, 3, 4}, []int{2, 6, 3, 4}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
+	{"attention gradient", []int{2, 3, 5, 4}, []int{2, 3, 5, 6}, []int{2}, []int{0, 1}, []int{2}, []int{0, 1}},
+	{"heads-and-dims contraction (copies)", []int{2, 3, 5, 4}, []int{3, 4, 6}, []int{1, 3}, nil, []int{0, 1}, nil},
+	{"rhs free axes split (copies)", []int{2, 6}, []int{3, 6, 2}, []int{1}, nil, []int{1}, nil},
 }
 
 func randomFloats(rng *rand.Rand, dims []int) []float32 {
@@ -138,6 +144,79 @@ func TestDotFloat32(t *testing.T) {
 					t.Fatalf("%s, %d workers: out[%d] = %v, want %v", tc.name, workers, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// dotCanonical is dotFloat32 as it was before operands were read in place: both operands copied
+// to [batch, m, k] and [batch, k, n], then the panel kernel.
+func dotCanonical(lhs []float32, lhsDims, lhsB, lhsC []int, rhs []float32, rhsDims, rhsB, rhsC []int, batch, m, n, k int) []float32 {
+	a := transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsB, lhsC, true))
+	r := transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsB, rhsC, false))
+	np := (n + 3) / 4
+	out, zeros := make([]float32, batch*m*n), make([]float32, 4*np)
+	for e := range batch {
+		panels := make([][4]float32, np*k)
+		packPanelsKN(panels, r[e*k*n:], n, k, n)
+		y := make([]float32, m*4*np)
+		matmulPanels(y, 4*np, a[e*m*k:], k, m, k, panels, k, np, zeros, epiStore)
+		for i := range m {
+			copy(out[(e*m+i)*n:(e*m+i+1)*n], y[i*4*np:])
+		}
+	}
+	return out
+}
+
+// TestDotFloat32ReadsInPlace checks that reading operands where they lie (strided lhs rows, the
+// transposed-x kernel, strided rhs packing) gives bit for bit what copying them first gives.
+func TestDotFloat32ReadsInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range execCases {
+		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
+		batch, m, k := 1, 1, 1
+		for _, a := range tc.lhsB {
+			batch *= tc.lhsDims[a]
+		}
+		for _, a := range tc.lhsC {
+			k *= tc.lhsDims[a]
+		}
+		for _, a := range freeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
+			m *= tc.lhsDims[a]
+		}
+		n := len(rhs) / (batch * k)
+		want := dotCanonical(lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k)
+		for _, workers := range []int{1, 3} {
+			got := make([]float32, len(want))
+			dotFloat32(got, lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k, workers)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, %d workers: out[%d] = %v, copying first gives %v", tc.name, workers, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestOperandLayout pins layoutOf on the layouts the model's gradients produce.
+func TestOperandLayout(t *testing.T) {
+	cases := []struct {
+		dims, batch, contr []int
+		ok                 bool
+		off                []int
+		free, cstride      int
+	}{
+		{[]int{3, 4, 5}, nil, []int{2}, true, []int{0}, 5, 1},    // rows of a dense matrix
+		{[]int{3, 4, 5}, nil, []int{0, 1}, true, []int{0}, 1, 5}, // contract the leading axes
+		{[]int{2, 5, 3, 4}, []int{0, 2}, []int{3}, true, []int{0, 4, 8, 60, 64, 68}, 12, 1},
+		{[]int{2, 3, 5, 4}, nil, []int{1, 3}, false, nil, 0, 0},       // free axes 0 and 2 interleave
+		{[]int{3, 4, 5}, nil, []int{1, 0}, false, nil, 0, 0},          // contracting axes out of order
+		{[]int{1, 4, 1, 5}, []int{0}, []int{3}, true, []int{0}, 5, 1}, // unit axes are skipped
+	}
+	for i, c := range cases {
+		l, ok := layoutOf(c.dims, c.batch, c.contr)
+		if ok != c.ok || ok && (!reflect.DeepEqual(l.off, c.off) || l.free != c.free || l.contr != c.cstride) {
+			t.Errorf("case %d %v batch %v contracting %v: got %+v ok %v, want off %v free %d contr %d ok %v",
+				i, c.dims, c.batch, c.contr, l, ok, c.off, c.free, c.cstride, c.ok)
 		}
 	}
 }

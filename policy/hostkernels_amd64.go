@@ -13,3 +13,8 @@ var useFMA = cpu.X86.HasAVX && cpu.X86.HasFMA
 //
 //go:noescape
 func matmulPanelsFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]float32, ps, np int, bias *float32, add int)
+
+// matmulPanelsTFMA is the transposed-x kernel of dotkernel_amd64.s; see matmulPanelsT.
+//
+//go:noescape
+func matmulPanelsTFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]float32, ps, np int, bias *float32, add int)

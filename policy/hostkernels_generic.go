@@ -8,3 +8,7 @@ const useFMA = false
 func matmulPanelsFMA(*float32, int, *float32, int, int, int, *[4]float32, int, int, *float32, int) {
 	panic("policy: no FMA kernel on this platform")
 }
+
+func matmulPanelsTFMA(*float32, int, *float32, int, int, int, *[4]float32, int, int, *float32, int) {
+	panic("policy: no FMA kernel on this platform")
+}
