@@ -2,8 +2,6 @@ package policy
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -12,8 +10,9 @@ import (
 // Exp (softmax and log-softmax, forward and backward) and Tanh (GELU) cost ~18 % of a training
 // step on the Go backend (pprof at the quickstart shape): its executors call math.Exp and
 // math.Tanh value by value. Where the CPU has AVX2 and FMA, the executors below compute the very
-// same float64 functions four lanes at a time (unary_amd64.s) and split large tensors between
-// the cores; every output is bit-identical to the backend's. At start-up both kernels are
+// same float64 functions four lanes at a time (unary_amd64.s); every output is bit-identical to
+// the backend's. (Splitting large tensors between the cores as well measured no faster: the
+// backend already runs independent ops side by side.) At start-up both kernels are
 // checked against math on values covering every branch; on any difference (say, a toolchain
 // that fuses the multiply-adds of math.Tanh) the backend's executors stay in place.
 func init() {
@@ -31,9 +30,6 @@ func init() {
 		})
 	}
 }
-
-// minSplitValues is the smallest tensor whose unary op is split between the cores.
-const minSplitValues = 1 << 14
 
 // execUnaryFloat32 runs f on a float32 tensor into a new buffer of the same shape; ok is false for
 // anything else.
@@ -58,32 +54,8 @@ func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, f func(dst, sr
 	if err != nil {
 		return nil, false
 	}
-	parallelChunks(oa.([]float32), x, f)
+	f(oa.([]float32), x)
 	return out, true
-}
-
-// parallelChunks runs f(dst[i:j], src[i:j]) over contiguous chunks of whole groups of four, one
-// per core when src is large; f is element-wise, so the split does not change any value.
-func parallelChunks(dst, src []float32, f func(dst, src []float32)) {
-	n := len(src)
-	workers := min(runtime.GOMAXPROCS(0), n/minSplitValues)
-	if workers <= 1 {
-		f(dst, src)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := (n*w/workers)&^3, (n*(w+1)/workers)&^3
-		if w == workers-1 {
-			hi = n
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	wg.Wait()
 }
 
 // expFloat32 sets dst[i] = float32(math.Exp(float64(src[i]))), with the kernel where it applies.
