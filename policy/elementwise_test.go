@@ -16,9 +16,18 @@ func TestBinaryFloat32(t *testing.T) {
 		t.Skip("no AVX on this machine: the backend's own executors run")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
+	ops := []struct {
+		op binaryOp
+		f  func(a, b float32) float32
+	}{
+		{opMul, func(a, b float32) float32 { return a * b }},
+		{opAdd, func(a, b float32) float32 { return a + b }},
+		{opSub, func(a, b float32) float32 { return a - b }},
+		{opDiv, func(a, b float32) float32 { return a / b }},
+	}
 	for _, n := range []int{1, 7, 15, 16, 17, 31, 32, 33, 100, 1000} {
 		l, r := randomFloats(rng, []int{n}), randomFloats(rng, []int{n})
-		for _, isMul := range []bool{false, true} {
+		for _, o := range ops {
 			for _, scalar := range []bool{false, true} {
 				rr := r
 				if scalar {
@@ -26,28 +35,24 @@ func TestBinaryFloat32(t *testing.T) {
 				}
 				want := make([]float32, n)
 				for i := range want {
-					v := rr[0]
-					if !scalar {
-						v = rr[i]
-					}
-					if isMul {
-						want[i] = l[i] * v
+					if scalar {
+						want[i] = o.f(l[i], rr[0])
 					} else {
-						want[i] = l[i] + v
+						want[i] = o.f(l[i], rr[i])
 					}
 				}
 				got := make([]float32, n)
-				binaryFloat32(got, l, rr, isMul)
+				binaryFloat32(got, l, rr, o.op)
 				if !slices.Equal(got, want) {
-					t.Fatalf("n %d mul %v scalar %v: got %v, want %v", n, isMul, scalar, got, want)
+					t.Fatalf("n %d op %d scalar %v: got %v, want %v", n, o.op, scalar, got, want)
 				}
 			}
 		}
 	}
 }
 
-// TestBinaryExecutors runs Mul and Add graphs on the Go backend (same shapes, a scalar on either
-// side, and a broadcast the backend handles itself) against Go loops, bit for bit.
+// TestBinaryExecutors runs Mul, Add, Sub and Div graphs on the Go backend (same shapes, a scalar
+// on either side, and a broadcast the backend handles itself) against Go loops, bit for bit.
 func TestBinaryExecutors(t *testing.T) {
 	b, err := testBackend()
 	if err != nil {
@@ -66,6 +71,10 @@ func TestBinaryExecutors(t *testing.T) {
 		{"add", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(y, 3, 37), func(i int) float32 { return x[i] + y[i] }},
 		{"scalar·x", Mul, tensors.FromScalar(s[0]), tensors.FromFlatDataAndDimensions(x, 3, 37), func(i int) float32 { return x[i] * s[0] }},
 		{"x+scalar", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromScalar(s[0]), func(i int) float32 { return x[i] + s[0] }},
+		{"sub", Sub, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(y, 3, 37), func(i int) float32 { return x[i] - y[i] }},
+		{"div", Div, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(y, 3, 37), func(i int) float32 { return x[i] / y[i] }},
+		{"x/scalar", Div, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromScalar(s[0]), func(i int) float32 { return x[i] / s[0] }},
+		{"scalar−x (the backend's)", Sub, tensors.FromScalar(s[0]), tensors.FromFlatDataAndDimensions(x, 3, 37), func(i int) float32 { return s[0] - x[i] }},
 		{"x+row (broadcast)", Add, tensors.FromFlatDataAndDimensions(x, 3, 37), tensors.FromFlatDataAndDimensions(row, 1, 37), func(i int) float32 { return x[i] + row[i%37] }},
 	}
 	for _, tc := range cases {
