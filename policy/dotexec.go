@@ -187,23 +187,41 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
 		lo, lhsT = denseLayout(batch, m, k), false
 	}
-	// rhs packed into 4-wide column panels per example.
+	// rhs packed per example: with AVX-512, the first ng groups of four panels as 16-column
+	// groups (see packGroupsKN), the rest as 4-wide column panels.
 	np := (n + 3) / 4
+	ng := 0
+	if useAVX512 && k > 0 {
+		ng = np / 4
+	}
 	panels := make([][4]float32, batch*np*k)
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	tail := max(0, n-16*ng) // columns in 4-wide panels
 	switch {
 	case ok && (ro.contr == 1 || k <= 1):
 		for e := range batch {
-			packPanelsNK(panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:], ro.free, k, n)
+			dst, r := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
+			packGroupsNK(dst, r, ro.free, k, n, ng)
+			if tail > 0 {
+				packPanelsNK(dst[4*ng*k:], r[16*ng*ro.free:], ro.free, k, tail)
+			}
 		}
 	case ok && (ro.free == 1 || n == 1):
 		for e := range batch {
-			packPanelsKN(panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:], ro.contr, k, n)
+			dst, w := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
+			packGroupsKN(dst, w, ro.contr, k, n, ng)
+			if tail > 0 {
+				packPanelsKN(dst[4*ng*k:], w[16*ng:], ro.contr, k, tail)
+			}
 		}
 	default:
 		r := transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
 		for e := range batch {
-			packPanelsKN(panels[e*np*k:(e+1)*np*k], r[e*k*n:], n, k, n)
+			dst, w := panels[e*np*k:(e+1)*np*k], r[e*k*n:]
+			packGroupsKN(dst, w, n, k, n, ng)
+			if tail > 0 {
+				packPanelsKN(dst[4*ng*k:], w[16*ng:], n, k, tail)
+			}
 		}
 	}
 	zeros := make([]float32, 4*np)
@@ -228,10 +246,14 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		if ldo != n {
 			dst, ld = buf, ldo
 		}
-		if lhsT {
-			matmulPanelsT(dst, ld, lhs[lo.off[e]+r0*lo.free:], lo.contr, r1-r0, k, w, k, np, zeros, epiStore)
-		} else {
-			matmulPanels(dst, ld, lhs[lo.off[e]+r0*lo.free:], lo.free, r1-r0, k, w, k, np, zeros, epiStore)
+		x := lhs[lo.off[e]+r0*lo.free:]
+		if ng > 0 {
+			matmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, w, 4*k, ng)
+		}
+		if rest := np - 4*ng; rest > 0 && lhsT {
+			matmulPanelsT(dst[16*ng:], ld, x, lo.contr, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
+		} else if rest > 0 {
+			matmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
 		}
 		if ldo != n {
 			for i := r0; i < r1; i++ {
@@ -430,6 +452,71 @@ func keepsOrder(dims, perm []int) bool {
 		prev = a
 	}
 	return true
+}
+
+// packGroupsKN packs the first 16·ng columns of a [k, n] matrix whose row i starts at w[i·ldw]
+// into groups of 16 columns for matmulGroups: group g occupies dst[4gk : 4(g+1)k], its step i
+// the four entries dst[4gk+4i : 4gk+4i+4] = w[i·ldw + 16g : i·ldw + 16g+16], zero past n. These
+// are the same values as four 4-wide panels (packPanelsKN), interleaved by step.
+func packGroupsKN(dst [][4]float32, w []float32, ldw, k, n, ng int) {
+	for g := range ng {
+		grp := dst[4*g*k : 4*(g+1)*k]
+		c0 := 16 * g
+		for i := range k {
+			row := w[i*ldw:]
+			for q := range 4 {
+				c := c0 + 4*q
+				if c+4 <= n {
+					grp[4*i+q] = [4]float32(row[c : c+4])
+					continue
+				}
+				var v [4]float32
+				if c < n {
+					copy(v[:], row[c:n])
+				}
+				grp[4*i+q] = v
+			}
+		}
+	}
+}
+
+// packGroupsNK is packGroupsKN for the transpose of an [n, k] matrix whose row j starts at
+// r[j·ldr]: group g's step i holds r[(16g+c)·ldr + i] for c = 0..15, zero past n.
+func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
+	for g := range ng {
+		grp := dst[4*g*k : 4*(g+1)*k]
+		for c := range 16 {
+			q, l := c/4, c%4
+			j := 16*g + c
+			if j >= n {
+				for i := range k {
+					grp[4*i+q][l] = 0
+				}
+				continue
+			}
+			row := r[j*ldr : j*ldr+k]
+			for i, v := range row {
+				grp[4*i+q][l] = v
+			}
+		}
+	}
+}
+
+// matmulGroups computes, for each of n rows r (row r's value at step i is x[r·rs + i·is]) and
+// each of ng 16-column groups of w (group g at w[g·gs:], packed by packGroupsKN), out[r·ldo +
+// 16g + c] with the arithmetic of matmulPanels on the same columns as two pairs of panels and a
+// zero bias, on the AVX-512 kernel of dotkernel512_amd64.s after the bounds checks (callers check
+// useAVX512).
+func matmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w [][4]float32, gs, ng int) {
+	if n <= 0 || ng <= 0 {
+		return
+	}
+	if k <= 0 || rs < 0 || is < 0 || ldo < 0 || gs < 4*k || len(out) < (n-1)*ldo+16*ng ||
+		len(x) <= (n-1)*rs+(k-1)*is || len(w) < (ng-1)*gs+4*k {
+		panic(fmt.Sprintf("policy: matmulGroups out of bounds (n %d, k %d, ng %d, ldo %d, rs %d, is %d, gs %d; len out %d, x %d, w %d)",
+			n, k, ng, ldo, rs, is, gs, len(out), len(x), len(w)))
+	}
+	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], gs, ng)
 }
 
 // packPanelsKN packs a [k, n] matrix whose row i starts at w[i·ldw] into 4-wide column panels:

@@ -104,6 +104,13 @@ var execCases = []execCase{
 	{"attention gradient", []int{2, 3, 5, 4}, []int{2, 3, 5, 6}, []int{2}, []int{0, 1}, []int{2}, []int{0, 1}},
 	{"heads-and-dims contraction (copies)", []int{2, 3, 5, 4}, []int{3, 4, 6}, []int{1, 3}, nil, []int{0, 1}, nil},
 	{"rhs free axes split (copies)", []int{2, 6}, []int{3, 6, 2}, []int{1}, nil, []int{1}, nil},
+	// 16-column groups (AVX-512) and the panels after them.
+	{"n 16, odd k", []int{9, 7}, []int{7, 16}, []int{1}, nil, []int{0}, nil},
+	{"n 37: two groups and two panels", []int{6, 8}, []int{37, 8}, []int{1}, nil, []int{1}, nil},
+	{"n 62: last group ends in a partial panel", []int{5, 1}, []int{1, 62}, []int{1}, nil, []int{0}, nil},
+	{"n 20, transposed lhs", []int{11, 7}, []int{11, 20}, []int{0}, nil, []int{0}, nil},
+	{"groups, strided batches", []int{2, 5, 3, 4}, []int{2, 33, 3, 4}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
+	{"groups, rhs copied first", []int{4, 6}, []int{3, 6, 6}, []int{1}, nil, []int{1}, nil},
 }
 
 func randomFloats(rng *rand.Rand, dims []int) []float32 {

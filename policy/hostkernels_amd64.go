@@ -18,3 +18,11 @@ func matmulPanelsFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]flo
 //
 //go:noescape
 func matmulPanelsTFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]float32, ps, np int, bias *float32, add int)
+
+// useAVX512 reports whether the dot executor's 16-lane kernel (dotkernel512_amd64.s) can run.
+var useAVX512 = useFMA && cpu.X86.HasAVX512F
+
+// matmulGroupsAVX512 is the 16-lane kernel of dotkernel512_amd64.s; see matmulGroups.
+//
+//go:noescape
+func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *[4]float32, gs, ng int)

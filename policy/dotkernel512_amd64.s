@@ -1,0 +1,184 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *[4]float32, gs, ng int)
+//
+// For each of n rows r (row r's value at step i is x[r·rs + i·is]) and each of ng groups g of 16
+// columns (group g at w[g·gs:], its step i the 16 values w[g·gs+4i : g·gs+4i+4]), stores
+//
+//	out[r·ldo + 16g + c] = Σ_{even i} x·w[i][c] + Σ_{odd i} x·w[i][c]
+//
+// where each sum is a chain of fused multiply-adds in order of i, starting from +0, and the
+// even-step chain goes first in the final addition. That is the arithmetic matmulPanelsFMA
+// (hostkernels_amd64.s) does for a pair of panels with a zero bias, so each output is bit for bit
+// what it gives; this kernel does it sixteen lanes wide (AVX-512F), four rows at a time (then one
+// at a time), with x broadcast from memory into each multiply-add. Strides are in elements;
+// bounds are checked by the Go caller.
+//
+// Registers: SI, BX, R8, R9 = x rows 0..3 of the block; R10 = byte offset of step i, R11 = of
+// step i+1; R13 = w at step i of group g; R14 = out at row 0 of the block, column 16g; DI = out at
+// row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 = even-step sums, Z4–Z7 =
+// odd-step sums, Z8, Z9 = w at steps i, i+1.
+TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-80
+	MOVQ n+40(FP), AX
+	TESTQ AX, AX
+	JEQ done
+	MOVQ AX, rem-8(SP)
+	MOVQ ng+72(FP), AX
+	TESTQ AX, AX
+	JEQ done
+	MOVQ ldo+8(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, ldob-16(SP)
+	MOVQ rs+24(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, rsb-24(SP)
+	MOVQ is+32(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, isb-32(SP)
+	MOVQ gs+64(FP), AX
+	SHLQ $4, AX
+	MOVQ AX, gsb-40(SP)
+	MOVQ k+48(FP), AX
+	SHRQ $1, AX
+	MOVQ AX, pairs-48(SP)
+	MOVQ x+16(FP), SI
+	MOVQ out+0(FP), DI
+
+block:
+	MOVQ rem-8(SP), AX
+	CMPQ AX, $4
+	JLT single
+	MOVQ rsb-24(SP), AX
+	LEAQ (SI)(AX*1), BX
+	LEAQ (BX)(AX*1), R8
+	LEAQ (R8)(AX*1), R9
+	MOVQ DI, R14
+	MOVQ ng+72(FP), CX
+	MOVQ w+56(FP), AX
+	MOVQ AX, wg-56(SP)
+
+group4:
+	MOVQ wg-56(SP), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ R10, R10
+	MOVQ isb-32(SP), R11
+	MOVQ pairs-48(SP), DX
+	TESTQ DX, DX
+	JEQ tail4
+
+pair4:
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
+	VFMADD231PS.BCST (SI)(R11*1), Z9, Z4
+	VFMADD231PS.BCST (BX)(R10*1), Z8, Z1
+	VFMADD231PS.BCST (BX)(R11*1), Z9, Z5
+	VFMADD231PS.BCST (R8)(R10*1), Z8, Z2
+	VFMADD231PS.BCST (R8)(R11*1), Z9, Z6
+	VFMADD231PS.BCST (R9)(R10*1), Z8, Z3
+	VFMADD231PS.BCST (R9)(R11*1), Z9, Z7
+	ADDQ $128, R13
+	MOVQ isb-32(SP), AX
+	LEAQ (R10)(AX*2), R10
+	LEAQ (R11)(AX*2), R11
+	DECQ DX
+	JNZ pair4
+
+tail4:
+	TESTQ $1, k+48(FP)
+	JEQ store4
+	VMOVUPS (R13), Z8
+	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
+	VFMADD231PS.BCST (BX)(R10*1), Z8, Z1
+	VFMADD231PS.BCST (R8)(R10*1), Z8, Z2
+	VFMADD231PS.BCST (R9)(R10*1), Z8, Z3
+
+store4:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	MOVQ ldob-16(SP), AX
+	VMOVUPS Z0, (R14)
+	VMOVUPS Z1, (R14)(AX*1)
+	VMOVUPS Z2, (R14)(AX*2)
+	LEAQ (AX)(AX*2), AX
+	VMOVUPS Z3, (R14)(AX*1)
+	ADDQ $64, R14
+	MOVQ gsb-40(SP), AX
+	ADDQ AX, wg-56(SP)
+	DECQ CX
+	JNZ group4
+
+	MOVQ rsb-24(SP), AX
+	LEAQ (SI)(AX*4), SI
+	MOVQ ldob-16(SP), AX
+	LEAQ (DI)(AX*4), DI
+	SUBQ $4, rem-8(SP)
+	JMP block
+
+single:
+	MOVQ rem-8(SP), AX
+	TESTQ AX, AX
+	JEQ done
+	MOVQ DI, R14
+	MOVQ ng+72(FP), CX
+	MOVQ w+56(FP), AX
+	MOVQ AX, wg-56(SP)
+
+group1:
+	MOVQ wg-56(SP), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z4, Z4, Z4
+	XORQ R10, R10
+	MOVQ isb-32(SP), R11
+	MOVQ pairs-48(SP), DX
+	TESTQ DX, DX
+	JEQ tail1
+
+pair1:
+	VMOVUPS (R13), Z8
+	VMOVUPS 64(R13), Z9
+	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
+	VFMADD231PS.BCST (SI)(R11*1), Z9, Z4
+	ADDQ $128, R13
+	MOVQ isb-32(SP), AX
+	LEAQ (R10)(AX*2), R10
+	LEAQ (R11)(AX*2), R11
+	DECQ DX
+	JNZ pair1
+
+tail1:
+	TESTQ $1, k+48(FP)
+	JEQ store1
+	VMOVUPS (R13), Z8
+	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
+
+store1:
+	VADDPS Z4, Z0, Z0
+	VMOVUPS Z0, (R14)
+	ADDQ $64, R14
+	MOVQ gsb-40(SP), AX
+	ADDQ AX, wg-56(SP)
+	DECQ CX
+	JNZ group1
+
+	MOVQ rsb-24(SP), AX
+	ADDQ AX, SI
+	MOVQ ldob-16(SP), AX
+	ADDQ AX, DI
+	DECQ rem-8(SP)
+	JMP single
+
+done:
+	VZEROUPPER
+	RET
