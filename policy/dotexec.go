@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"unsafe"
 	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends"
@@ -187,40 +188,44 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
 		lo, lhsT = denseLayout(batch, m, k), false
 	}
-	// rhs packed per example: with AVX-512, the first ng groups of four panels as 16-column
-	// groups (see packGroupsKN), the rest as 4-wide column panels.
+	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
+	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
+	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
+	// packGroupsNK. The remaining columns are packed into 4-wide panels: panel p at panels[p·k:].
 	np := (n + 3) / 4
-	ng := 0
-	if useAVX512 && k > 0 {
-		ng = np / 4
-	}
 	panels := make([][4]float32, batch*np*k)
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	kn := ok && !(ro.contr == 1 || k <= 1) && (ro.free == 1 || n == 1)
+	if !ok || !(ro.contr == 1 || k <= 1) && !kn { // neither layout: copy to [batch, k, n]
+		rhs = transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
+		ro, kn = denseLayout(batch, n, k), true
+		ro.free, ro.contr = 1, n
+	}
+	ng, ws, gs := 0, 16, 16*k
+	gw := make([][]float32, batch)
+	if useAVX512 && k > 0 {
+		if kn {
+			ng, ws, gs = n/16, ro.contr, 16
+		} else {
+			ng = np / 4
+		}
+	}
 	tail := max(0, n-16*ng) // columns in 4-wide panels
-	switch {
-	case ok && (ro.contr == 1 || k <= 1):
-		for e := range batch {
-			dst, r := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
-			packGroupsNK(dst, r, ro.free, k, n, ng)
+	for e := range batch {
+		dst, x := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
+		switch {
+		case kn:
+			gw[e] = x
 			if tail > 0 {
-				packPanelsNK(dst[4*ng*k:], r[16*ng*ro.free:], ro.free, k, tail)
+				packPanelsKN(dst[4*ng*k:], x[16*ng:], ro.contr, k, tail)
 			}
-		}
-	case ok && (ro.free == 1 || n == 1):
-		for e := range batch {
-			dst, w := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
-			packGroupsKN(dst, w, ro.contr, k, n, ng)
-			if tail > 0 {
-				packPanelsKN(dst[4*ng*k:], w[16*ng:], ro.contr, k, tail)
+		default:
+			if ng > 0 {
+				packGroupsNK(dst, x, ro.free, k, n, ng)
+				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
 			}
-		}
-	default:
-		r := transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
-		for e := range batch {
-			dst, w := panels[e*np*k:(e+1)*np*k], r[e*k*n:]
-			packGroupsKN(dst, w, n, k, n, ng)
 			if tail > 0 {
-				packPanelsKN(dst[4*ng*k:], w[16*ng:], n, k, tail)
+				packPanelsNK(dst[4*ng*k:], x[16*ng*ro.free:], ro.free, k, tail)
 			}
 		}
 	}
@@ -248,7 +253,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 		x := lhs[lo.off[e]+r0*lo.free:]
 		if ng > 0 {
-			matmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, w, 4*k, ng)
+			matmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
 		}
 		if rest := np - 4*ng; rest > 0 && lhsT {
 			matmulPanelsT(dst[16*ng:], ld, x, lo.contr, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
@@ -454,34 +459,10 @@ func keepsOrder(dims, perm []int) bool {
 	return true
 }
 
-// packGroupsKN packs the first 16·ng columns of a [k, n] matrix whose row i starts at w[i·ldw]
-// into groups of 16 columns for matmulGroups: group g occupies dst[4gk : 4(g+1)k], its step i
-// the four entries dst[4gk+4i : 4gk+4i+4] = w[i·ldw + 16g : i·ldw + 16g+16], zero past n. These
-// are the same values as four 4-wide panels (packPanelsKN), interleaved by step.
-func packGroupsKN(dst [][4]float32, w []float32, ldw, k, n, ng int) {
-	for g := range ng {
-		grp := dst[4*g*k : 4*(g+1)*k]
-		c0 := 16 * g
-		for i := range k {
-			row := w[i*ldw:]
-			for q := range 4 {
-				c := c0 + 4*q
-				if c+4 <= n {
-					grp[4*i+q] = [4]float32(row[c : c+4])
-					continue
-				}
-				var v [4]float32
-				if c < n {
-					copy(v[:], row[c:n])
-				}
-				grp[4*i+q] = v
-			}
-		}
-	}
-}
-
-// packGroupsNK is packGroupsKN for the transpose of an [n, k] matrix whose row j starts at
-// r[j·ldr]: group g's step i holds r[(16g+c)·ldr + i] for c = 0..15, zero past n.
+// packGroupsNK packs the first 16·ng columns of the transpose of an [n, k] matrix whose row j
+// starts at r[j·ldr] into groups of 16 columns for matmulGroups: group g occupies
+// dst[4gk : 4(g+1)k], its step i holding r[(16g+c)·ldr + i] for c = 0..15 (zero past n) in
+// the four entries dst[4gk+4i : 4gk+4i+4].
 func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 	for g := range ng {
 		grp := dst[4*g*k : 4*(g+1)*k]
@@ -503,20 +484,20 @@ func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 }
 
 // matmulGroups computes, for each of n rows r (row r's value at step i is x[r·rs + i·is]) and
-// each of ng 16-column groups of w (group g at w[g·gs:], packed by packGroupsKN), out[r·ldo +
-// 16g + c] with the arithmetic of matmulPanels on the same columns as two pairs of panels and a
-// zero bias, on the AVX-512 kernel of dotkernel512_amd64.s after the bounds checks (callers check
-// useAVX512).
-func matmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w [][4]float32, gs, ng int) {
+// each of ng groups of 16 columns of w (column 16g+c's value at step i is w[g·gs + i·ws + c]),
+// out[r·ldo + 16g + c] with the arithmetic of matmulPanels on the same columns as two pairs of
+// panels and a zero bias, on the AVX-512 kernel of dotkernel512_amd64.s after the bounds checks
+// (callers check useAVX512).
+func matmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int) {
 	if n <= 0 || ng <= 0 {
 		return
 	}
-	if k <= 0 || rs < 0 || is < 0 || ldo < 0 || gs < 4*k || len(out) < (n-1)*ldo+16*ng ||
-		len(x) <= (n-1)*rs+(k-1)*is || len(w) < (ng-1)*gs+4*k {
-		panic(fmt.Sprintf("policy: matmulGroups out of bounds (n %d, k %d, ng %d, ldo %d, rs %d, is %d, gs %d; len out %d, x %d, w %d)",
-			n, k, ng, ldo, rs, is, gs, len(out), len(x), len(w)))
+	if k <= 0 || rs < 0 || is < 0 || ldo < 0 || ws < 0 || gs < 0 || len(out) < (n-1)*ldo+16*ng ||
+		len(x) <= (n-1)*rs+(k-1)*is || len(w) < (ng-1)*gs+(k-1)*ws+16 {
+		panic(fmt.Sprintf("policy: matmulGroups out of bounds (n %d, k %d, ng %d, ldo %d, rs %d, is %d, ws %d, gs %d; len out %d, x %d, w %d)",
+			n, k, ng, ldo, rs, is, ws, gs, len(out), len(x), len(w)))
 	}
-	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], gs, ng)
+	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng)
 }
 
 // packPanelsKN packs a [k, n] matrix whose row i starts at w[i·ldw] into 4-wide column panels:

@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *[4]float32, gs, ng int)
+// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int)
 //
 // For each of n rows r (row r's value at step i is x[r·rs + i·is]) and each of ng groups g of 16
-// columns (group g at w[g·gs:], its step i the 16 values w[g·gs+4i : g·gs+4i+4]), stores
+// columns (column 16g+c's value at step i is w[g·gs + i·ws + c]), stores
 //
 //	out[r·ldo + 16g + c] = Σ_{even i} x·w[i][c] + Σ_{odd i} x·w[i][c]
 //
@@ -17,15 +17,15 @@
 // bounds are checked by the Go caller.
 //
 // Registers: SI, BX, R8, R9 = x rows 0..3 of the block; R10 = byte offset of step i, R11 = of
-// step i+1; R13 = w at step i of group g; R14 = out at row 0 of the block, column 16g; DI = out at
-// row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 = even-step sums, Z4–Z7 =
-// odd-step sums, Z8, Z9 = w at steps i, i+1.
-TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-80
+// step i+1; R12 = ws in bytes; R13 = w at step i of group g; R14 = out at row 0 of the block,
+// column 16g; DI = out at row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 =
+// even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1.
+TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-88
 	MOVQ n+40(FP), AX
 	TESTQ AX, AX
 	JEQ done
 	MOVQ AX, rem-8(SP)
-	MOVQ ng+72(FP), AX
+	MOVQ ng+80(FP), AX
 	TESTQ AX, AX
 	JEQ done
 	MOVQ ldo+8(FP), AX
@@ -37,8 +37,10 @@ TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-80
 	MOVQ is+32(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, isb-32(SP)
-	MOVQ gs+64(FP), AX
-	SHLQ $4, AX
+	MOVQ ws+64(FP), R12
+	SHLQ $2, R12
+	MOVQ gs+72(FP), AX
+	SHLQ $2, AX
 	MOVQ AX, gsb-40(SP)
 	MOVQ k+48(FP), AX
 	SHRQ $1, AX
@@ -55,7 +57,7 @@ block:
 	LEAQ (BX)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
 	MOVQ DI, R14
-	MOVQ ng+72(FP), CX
+	MOVQ ng+80(FP), CX
 	MOVQ w+56(FP), AX
 	MOVQ AX, wg-56(SP)
 
@@ -77,7 +79,7 @@ group4:
 
 pair4:
 	VMOVUPS (R13), Z8
-	VMOVUPS 64(R13), Z9
+	VMOVUPS (R13)(R12*1), Z9
 	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
 	VFMADD231PS.BCST (SI)(R11*1), Z9, Z4
 	VFMADD231PS.BCST (BX)(R10*1), Z8, Z1
@@ -86,7 +88,7 @@ pair4:
 	VFMADD231PS.BCST (R8)(R11*1), Z9, Z6
 	VFMADD231PS.BCST (R9)(R10*1), Z8, Z3
 	VFMADD231PS.BCST (R9)(R11*1), Z9, Z7
-	ADDQ $128, R13
+	LEAQ (R13)(R12*2), R13
 	MOVQ isb-32(SP), AX
 	LEAQ (R10)(AX*2), R10
 	LEAQ (R11)(AX*2), R11
@@ -131,7 +133,7 @@ single:
 	TESTQ AX, AX
 	JEQ done
 	MOVQ DI, R14
-	MOVQ ng+72(FP), CX
+	MOVQ ng+80(FP), CX
 	MOVQ w+56(FP), AX
 	MOVQ AX, wg-56(SP)
 
@@ -147,10 +149,10 @@ group1:
 
 pair1:
 	VMOVUPS (R13), Z8
-	VMOVUPS 64(R13), Z9
+	VMOVUPS (R13)(R12*1), Z9
 	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
 	VFMADD231PS.BCST (SI)(R11*1), Z9, Z4
-	ADDQ $128, R13
+	LEAQ (R13)(R12*2), R13
 	MOVQ isb-32(SP), AX
 	LEAQ (R10)(AX*2), R10
 	LEAQ (R11)(AX*2), R11

@@ -25,4 +25,4 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 // matmulGroupsAVX512 is the 16-lane kernel of dotkernel512_amd64.s; see matmulGroups.
 //
 //go:noescape
-func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *[4]float32, gs, ng int)
+func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int)

@@ -16,6 +16,6 @@ func matmulPanelsTFMA(*float32, int, *float32, int, int, int, *[4]float32, int, 
 // useAVX512 is false where no assembly kernel exists.
 const useAVX512 = false
 
-func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *[4]float32, int, int) {
+func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, int, int, int) {
 	panic("policy: no AVX-512 kernel on this platform")
 }
