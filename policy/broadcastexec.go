@@ -25,14 +25,13 @@ func init() {
 
 // readShapeAndAxes reads a node's output shape and the axes the Go backend stores as its data
 // (gomlx v0.26.0): for BroadcastInDim the output axis of each operand axis, for reductions the
-// reduced axes. ok is false if they are not there.
+// reduced axes, for Transpose the permutation. ok is false if they are not there.
 func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
-	v := reflect.ValueOf(node).Elem()
-	sf, df := v.FieldByName("shape"), v.FieldByName("data")
-	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
+	out, ok = readNodeShape(node)
+	df := reflect.ValueOf(node).Elem().FieldByName("data")
+	if !ok || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
 		return out, nil, false
 	}
-	out = *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr()))
 	d := df.Elem()
 	if d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Int {
 		return out, nil, false
@@ -42,6 +41,15 @@ func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok boo
 		axes[i] = int(d.Index(i).Int())
 	}
 	return out, axes, true
+}
+
+// readNodeShape reads a node's output shape (field name of gomlx v0.26.0).
+func readNodeShape(node *simplego.Node) (shapes.Shape, bool) {
+	sf := reflect.ValueOf(node).Elem().FieldByName("shape")
+	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() {
+		return shapes.Shape{}, false
+	}
+	return *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr())), true
 }
 
 // execBroadcastInDimFloat32 runs a float32 BroadcastInDim node; ok is false when it is not one
