@@ -193,7 +193,6 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
 	// packGroupsNK. The remaining columns are packed into 4-wide panels: panel p at panels[p·k:].
 	np := (n + 3) / 4
-	panels := make([][4]float32, batch*np*k)
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
 	kn := ok && !(ro.contr == 1 || k <= 1) && (ro.free == 1 || n == 1)
 	if !ok || !(ro.contr == 1 || k <= 1) && !kn { // neither layout: copy to [batch, k, n]
@@ -211,8 +210,16 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	tail := max(0, n-16*ng) // columns in 4-wide panels
+	var panels [][4]float32
+	if tail > 0 || !kn {
+		panels = make([][4]float32, batch*np*k)
+	}
 	for e := range batch {
-		dst, x := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
+		var dst [][4]float32
+		if panels != nil {
+			dst = panels[e*np*k : (e+1)*np*k]
+		}
+		x := rhs[ro.off[e]:]
 		switch {
 		case kn:
 			gw[e] = x
@@ -246,7 +253,10 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	run := func(e, r0, r1 int, buf []float32) {
-		w := panels[e*np*k:]
+		var w [][4]float32
+		if panels != nil {
+			w = panels[e*np*k:]
+		}
 		dst, ld := out[(e*m+r0)*n:], n
 		if ldo != n {
 			dst, ld = buf, ldo
