@@ -55,7 +55,7 @@ type Options struct {
 func DefaultOptions() Options {
 	m := policy.DefaultConfig()
 	m.Vocab = 64
-	return Options{Model: m, Rows: 16, Len: 64, SampleBatches: []int{1, 16, 64}, Reps: 7, ActionTokens: 4,
+	return Options{Model: m, Rows: 16, Len: 64, SampleBatches: []int{1, 16, 64}, Reps: 21, ActionTokens: 4,
 		IterationConfig: "configs/quickstart.yaml", Iterations: 6}
 }
 

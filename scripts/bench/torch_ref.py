@@ -256,7 +256,7 @@ def main():
     ap.add_argument("--len", type=int, default=64, help="train sequence length")
     ap.add_argument("--sample-batches", default="1,16,64")
     ap.add_argument("--action-tokens", type=int, default=4, help="ids 4..4+k-1 are the action tokens (0: no mask)")
-    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--threads", type=int, default=0,
                     help="intra-op threads; 0 (default) times each measurement with 1 thread and with one per "
                          "core and reports the faster, so that PyTorch is compared at its best")
