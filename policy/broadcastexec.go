@@ -1,13 +1,9 @@
 package policy
 
 import (
-	"reflect"
-	"unsafe"
-
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // After DotGeneral, BroadcastInDim is the Go backend's largest single cost in a training step
@@ -17,39 +13,7 @@ import (
 // arithmetic, so results are bit-identical to the backend's own executor. Other dtypes, and
 // nodes whose parameters cannot be read, go to the backend's executor, as in dotexec.go.
 func init() {
-	overrideExecutor(backends.OpTypeBroadcastInDim, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-		out, ok := execBroadcastInDimFloat32(b, node, in)
-		return out, ok, nil
-	})
-}
-
-// readShapeAndAxes reads a node's output shape and the axes the Go backend stores as its data
-// (gomlx v0.26.0): for BroadcastInDim the output axis of each operand axis, for reductions the
-// reduced axes, for Transpose the permutation. ok is false if they are not there.
-func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
-	out, ok = readNodeShape(node)
-	df := reflect.ValueOf(node).Elem().FieldByName("data")
-	if !ok || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
-		return out, nil, false
-	}
-	d := df.Elem()
-	if d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Int {
-		return out, nil, false
-	}
-	axes = make([]int, d.Len())
-	for i := range axes {
-		axes[i] = int(d.Index(i).Int())
-	}
-	return out, axes, true
-}
-
-// readNodeShape reads a node's output shape (field name of gomlx v0.26.0).
-func readNodeShape(node *simplego.Node) (shapes.Shape, bool) {
-	sf := reflect.ValueOf(node).Elem().FieldByName("shape")
-	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() {
-		return shapes.Shape{}, false
-	}
-	return *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr())), true
+	overrideExecutor(backends.OpTypeBroadcastInDim, execBroadcastInDimFloat32)
 }
 
 // execBroadcastInDimFloat32 runs a float32 BroadcastInDim node; ok is false when it is not one
@@ -72,15 +36,11 @@ func execBroadcastInDimFloat32(b *simplego.Backend, node *simplego.Node, in []*s
 	if !ok {
 		return nil, false
 	}
-	out := b.NewBuffer(outShape.Clone())
-	if out == nil {
+	out, values, ok := newFloat32Buffer(b, outShape)
+	if !ok {
 		return nil, false
 	}
-	outAny, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	broadcastFloat32(outAny.([]float32), outShape.Dimensions, x, strides)
+	broadcastFloat32(values, outShape.Dimensions, x, strides)
 	return out, true
 }
 

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
-	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -14,46 +13,20 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
-// The Go backend spends three quarters of a training step in DotGeneral (measured with pprof at
-// the quickstart shape): it normalises both operands, copies them into 32×32 blocks and
-// multiplies those with a generic Go loop, ~9 GFLOP/s on the two build-machine cores. The
-// executor registered below computes float32 DotGenerals with the host path's FMA panel kernel
-// (hostkernels.go) instead: the lhs is brought to [batch, m, k] (no copy when it already is), the
-// rhs is packed into 4-wide column panels, and rows are split between the cores. Each output is
-// computed by the same instructions whatever the split, so results do not depend on scheduling.
-// Other dtypes, and any node whose parameters cannot be read, go to the backend's own executor.
-//
-// Like the gradient re-registration in dotgrad.go, it reaches into gomlx v0.26.0 internals: the
-// backend's executor table (by linkname) and the fields of its DotGeneral parameters (by
-// reflection, checked on every call; a mismatch falls back rather than guessing).
-
-// simplegoExecutor is the signature of the Go backend's single-output node executors.
-type simplegoExecutor = func(*simplego.Backend, *simplego.Node, []*simplego.Buffer, []bool) (*simplego.Buffer, error)
-
-//go:linkname simplegoNodeExecutors github.com/gomlx/gomlx/backends/simplego.nodeExecutors
-var simplegoNodeExecutors [backends.OpTypeLast]simplegoExecutor
+// The Go backend spent three quarters of a training step in DotGeneral (pprof at the quickstart
+// shape): it normalises both operands, copies them into 32×32 blocks and multiplies those with a
+// generic Go loop, ~9 GFLOP/s on the two build-machine cores. The executor registered below
+// computes float32 DotGenerals with graftrl's FMA kernels instead. Operands are read where they
+// lie whenever their free axes and their contracting axes each collapse to one stride
+// (operandLayout), and copied to a canonical order otherwise; with AVX-512 sixteen output columns
+// at a time (dotkernel512_amd64.s), the remaining columns on the 4-wide panel kernel of the host
+// path (hostkernels.go) or its transposed-x variant (dotkernel_amd64.s). All three compute each
+// output with the same sequence of fused multiply-adds, so results do not depend on the CPU's
+// vector width, on the layout or on how rows are split between the cores. Other dtypes, and any
+// node whose parameters cannot be read, go to the backend's own executor.
 
 func init() {
 	overrideExecutor(backends.OpTypeDotGeneral, execDotGeneralFloat32)
-}
-
-// fastExecutor runs a node of the Go backend; ok is false when it does not handle the node, which
-// then goes to the backend's own executor.
-type fastExecutor func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (out *simplego.Buffer, ok bool, err error)
-
-// overrideExecutor makes the Go backend run op through fast, falling back to the executor it had.
-// Without one (not the executor table this was written for) the backend is left alone.
-func overrideExecutor(op backends.OpType, fast fastExecutor) {
-	generic := simplegoNodeExecutors[op]
-	if generic == nil {
-		return
-	}
-	simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-		if out, ok, err := fast(b, node, in); ok {
-			return out, err
-		}
-		return generic(b, node, in, owned)
-	}
 }
 
 // dotParams are the axes and sizes of one DotGeneral node: output [batch, m, n] with
@@ -113,39 +86,35 @@ func readDotParams(node *simplego.Node) (p dotParams, ok bool) {
 
 // execDotGeneralFloat32 runs a float32 DotGeneral node; ok is false when it is not one (or its
 // operands do not match its parameters), for the backend's own executor to handle.
-func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
+func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
 	if len(in) != 2 {
-		return nil, false, nil
+		return nil, false
 	}
 	p, ok := readDotParams(node)
 	if !ok {
-		return nil, false, nil
+		return nil, false
 	}
 	lhsShape, err1 := b.BufferShape(in[0])
 	rhsShape, err2 := b.BufferShape(in[1])
 	lhsAny, err3 := b.BufferData(in[0])
 	rhsAny, err4 := b.BufferData(in[1])
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-		return nil, false, nil
+		return nil, false
 	}
 	lhs, ok1 := lhsAny.([]float32)
 	rhs, ok2 := rhsAny.([]float32)
 	if !ok1 || !ok2 || lhsShape.DType != dtypes.Float32 || rhsShape.DType != dtypes.Float32 ||
 		!dotOperandMatches(lhsShape.Dimensions, p.lhsBatch, p.lhsContracting, p.batch, p.m, p.k) ||
 		!dotOperandMatches(rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.n, p.k) {
-		return nil, false, nil
+		return nil, false
 	}
-	out := b.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
-	if out == nil {
-		return nil, true, fmt.Errorf("policy: DotGeneral: the Go backend is finalized")
+	out, values, ok := newFloat32Buffer(b, shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
+	if !ok {
+		return nil, false
 	}
-	outAny, err := b.BufferData(out)
-	if err != nil {
-		return nil, true, err
-	}
-	dotFloat32(outAny.([]float32), lhs, lhsShape.Dimensions, p.lhsBatch, p.lhsContracting,
+	dotFloat32(values, lhs, lhsShape.Dimensions, p.lhsBatch, p.lhsContracting,
 		rhs, rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.m, p.n, p.k, runtime.GOMAXPROCS(0))
-	return out, true, nil
+	return out, true
 }
 
 // dotOperandMatches checks an operand's dimensions against the node's sizes.

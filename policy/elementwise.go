@@ -17,9 +17,8 @@ func init() {
 	}
 	for i, op := range []backends.OpType{backends.OpTypeMul, backends.OpTypeAdd, backends.OpTypeSub, backends.OpTypeDiv} {
 		bop := binaryOp(i) // opMul, opAdd, opSub, opDiv
-		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-			out, ok := execBinaryFloat32(b, in, bop)
-			return out, ok, nil
+		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+			return execBinaryFloat32(b, in, bop)
 		})
 	}
 }
@@ -91,15 +90,11 @@ func execBinaryFloat32(b *simplego.Backend, in []*simplego.Buffer, op binaryOp) 
 	default:
 		return nil, false
 	}
-	out := b.NewBuffer(ls.Clone())
-	if out == nil {
+	out, values, ok := newFloat32Buffer(b, ls)
+	if !ok {
 		return nil, false
 	}
-	oa, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	binaryFloat32(oa.([]float32), l, r, op)
+	binaryFloat32(values, l, r, op)
 	return out, true
 }
 

@@ -17,14 +17,8 @@ import (
 // row in index order. Anything else, including a scatter index out of range, goes to the
 // backend's executor.
 func init() {
-	overrideExecutor(backends.OpTypeGather, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-		out, ok := execRowGather(b, node, in)
-		return out, ok, nil
-	})
-	overrideExecutor(backends.OpTypeScatterSum, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-		out, ok := execRowScatterSum(b, node, in)
-		return out, ok, nil
-	})
+	overrideExecutor(backends.OpTypeGather, execRowGather)
+	overrideExecutor(backends.OpTypeScatterSum, execRowScatterSum)
 }
 
 // rowIndexing is a gather or scatter over rows: index tuples of length p (the last axis of the
@@ -81,32 +75,6 @@ func (r rowIndexing) row(t int) (row int, inRange bool) {
 	return row, inRange
 }
 
-// nodeInts reads the []int field name of a node's data struct (gomlx v0.26.0 field names).
-func nodeInts(data reflect.Value, name string) ([]int, bool) {
-	f := data.FieldByName(name)
-	if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-		return nil, false
-	}
-	out := make([]int, f.Len())
-	for i := range out {
-		out[i] = int(f.Index(i).Int())
-	}
-	return out, true
-}
-
-// nodeData returns the struct a node's data field points to.
-func nodeData(node *simplego.Node) (reflect.Value, bool) {
-	d := reflect.ValueOf(node).Elem().FieldByName("data")
-	if !d.IsValid() || d.Kind() != reflect.Interface || d.IsNil() {
-		return reflect.Value{}, false
-	}
-	v := d.Elem()
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	return v.Elem(), true
-}
-
 // float32AndIndices returns a float32 operand and int32 indices with their dimensions.
 func float32AndIndices(b *simplego.Backend, x, idx *simplego.Buffer) (xs []float32, xDims []int, is []int32, iDims []int, ok bool) {
 	xShape, err1 := b.BufferShape(x)
@@ -158,15 +126,11 @@ func execRowGather(b *simplego.Backend, node *simplego.Node, in []*simplego.Buff
 	if !ok || outShape.DType != dtypes.Float32 || outShape.Size() != r.n*r.rowSize {
 		return nil, false
 	}
-	out := b.NewBuffer(outShape.Clone())
-	if out == nil {
+	out, dst, ok := newFloat32Buffer(b, outShape)
+	if !ok {
 		return nil, false
 	}
-	oa, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	dst, rs := oa.([]float32), r.rowSize
+	rs := r.rowSize
 	for t := range r.n {
 		row, _ := r.row(t)
 		copy(dst[t*rs:(t+1)*rs], x[row*rs:(row+1)*rs])
@@ -217,15 +181,11 @@ func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	if err != nil {
 		return nil, false
 	}
-	out := b.NewBuffer(xShape.Clone())
-	if out == nil {
+	out, dst, ok := newFloat32Buffer(b, xShape)
+	if !ok {
 		return nil, false
 	}
-	oa, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	dst, rs := oa.([]float32), r.rowSize
+	rs := r.rowSize
 	copy(dst, x)
 	for t, row := range rows {
 		o, u := dst[row*rs:(row+1)*rs], upd[t*rs:(t+1)*rs]

@@ -15,9 +15,8 @@ import (
 func init() {
 	for _, op := range []backends.OpType{backends.OpTypeReduceMax, backends.OpTypeReduceSum} {
 		isMax := op == backends.OpTypeReduceMax
-		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-			out, ok := execReduceFloat32(b, node, in, isMax)
-			return out, ok, nil
+		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+			return execReduceFloat32(b, node, in, isMax)
 		})
 	}
 }
@@ -46,15 +45,10 @@ func execReduceFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	if !ok || outShape.Size() != want {
 		return nil, false
 	}
-	out := b.NewBuffer(outShape.Clone())
-	if out == nil {
+	out, o, ok := newFloat32Buffer(b, outShape)
+	if !ok {
 		return nil, false
 	}
-	outAny, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	o := outAny.([]float32)
 	reduceRows(o, x, outer, inner, trailing, isMax)
 	return out, true
 }

@@ -11,10 +11,7 @@ import (
 // head_dim] and their gradients). The executor below copies float32 transposes row by row with
 // transposeInto instead; a transpose only moves values, so results are the same.
 func init() {
-	overrideExecutor(backends.OpTypeTranspose, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-		out, ok := execTransposeFloat32(b, node, in)
-		return out, ok, nil
-	})
+	overrideExecutor(backends.OpTypeTranspose, execTransposeFloat32)
 }
 
 // execTransposeFloat32 runs a float32 Transpose node; ok is false when it is not one (or its
@@ -40,14 +37,10 @@ func execTransposeFloat32(b *simplego.Backend, node *simplego.Node, in []*simple
 		}
 		seen[a] = true
 	}
-	out := b.NewBuffer(outShape.Clone())
-	if out == nil {
+	out, values, ok := newFloat32Buffer(b, outShape)
+	if !ok {
 		return nil, false
 	}
-	oa, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	transposeInto(oa.([]float32), x, opShape.Dimensions, perm)
+	transposeInto(values, x, opShape.Dimensions, perm)
 	return out, true
 }

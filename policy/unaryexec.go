@@ -24,9 +24,8 @@ func init() {
 		if op == backends.OpTypeTanh {
 			f = tanhFloat32
 		}
-		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool, error) {
-			out, ok := execUnaryFloat32(b, in, f)
-			return out, ok, nil
+		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+			return execUnaryFloat32(b, in, f)
 		})
 	}
 }
@@ -46,15 +45,11 @@ func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, f func(dst, sr
 	if !ok || len(x) != s.Size() {
 		return nil, false
 	}
-	out := b.NewBuffer(s.Clone())
-	if out == nil {
+	out, values, ok := newFloat32Buffer(b, s)
+	if !ok {
 		return nil, false
 	}
-	oa, err := b.BufferData(out)
-	if err != nil {
-		return nil, false
-	}
-	f(oa.([]float32), x)
+	f(values, x)
 	return out, true
 }
 
