@@ -18,7 +18,7 @@ func init() {
 
 // execBroadcastInDimFloat32 runs a float32 BroadcastInDim node; ok is false when it is not one
 // (or its operand does not match its parameters).
-func execBroadcastInDimFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+func execBroadcastInDimFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
 	if len(in) != 1 {
 		return nil, false
 	}

@@ -86,7 +86,7 @@ func readDotParams(node *simplego.Node) (p dotParams, ok bool) {
 
 // execDotGeneralFloat32 runs a float32 DotGeneral node; ok is false when it is not one (or its
 // operands do not match its parameters), for the backend's own executor to handle.
-func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
 	if len(in) != 2 {
 		return nil, false
 	}
@@ -179,16 +179,9 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	tail := max(0, n-16*ng) // columns in 4-wide panels
-	var panels [][4]float32
-	if tail > 0 || !kn {
-		panels = make([][4]float32, batch*np*k)
-	}
+	panels := make([][4]float32, batch*np*k)
 	for e := range batch {
-		var dst [][4]float32
-		if panels != nil {
-			dst = panels[e*np*k : (e+1)*np*k]
-		}
-		x := rhs[ro.off[e]:]
+		dst, x := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
 		switch {
 		case kn:
 			gw[e] = x
@@ -222,10 +215,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	run := func(e, r0, r1 int, buf []float32) {
-		var w [][4]float32
-		if panels != nil {
-			w = panels[e*np*k:]
-		}
+		w := panels[e*np*k:]
 		dst, ld := out[(e*m+r0)*n:], n
 		if ldo != n {
 			dst, ld = buf, ldo

@@ -17,8 +17,8 @@ func init() {
 	}
 	for i, op := range []backends.OpType{backends.OpTypeMul, backends.OpTypeAdd, backends.OpTypeSub, backends.OpTypeDiv} {
 		bop := binaryOp(i) // opMul, opAdd, opSub, opDiv
-		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
-			return execBinaryFloat32(b, in, bop)
+		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
+			return execBinaryFloat32(b, in, owned, bop)
 		})
 	}
 }
@@ -65,9 +65,11 @@ func (op binaryOp) kernels() (func(dst, a, b *float32, n int), func(dst, a *floa
 }
 
 // execBinaryFloat32 runs a float32 op whose operands have equal shapes, or where the right
-// operand (for Mul and Add either one) holds a single value; ok is false for anything else.
-func execBinaryFloat32(b *simplego.Backend, in []*simplego.Buffer, op binaryOp) (*simplego.Buffer, bool) {
-	if len(in) != 2 {
+// operand (for Mul and Add either one) holds a single value; ok is false for anything else. As the
+// backend's own executors do, it writes into an owned operand of the output's shape (the right
+// one first) rather than a new buffer.
+func execBinaryFloat32(b *simplego.Backend, in []*simplego.Buffer, owned []bool, op binaryOp) (*simplego.Buffer, bool) {
+	if len(in) != 2 || len(owned) != 2 {
 		return nil, false
 	}
 	ls, err1 := b.BufferShape(in[0])
@@ -82,15 +84,27 @@ func execBinaryFloat32(b *simplego.Backend, in []*simplego.Buffer, op binaryOp) 
 	if !ok1 || !ok2 || len(l) != ls.Size() || len(r) != rs.Size() {
 		return nil, false
 	}
+	take := -1 // the operand whose buffer may hold the output
 	switch {
 	case ls.Equal(rs):
+		if owned[1] {
+			take = 1
+		} else if owned[0] {
+			take = 0
+		}
 	case len(r) == 1 && len(l) > 1 && (rs.Rank() == 0 || rs.Rank() == ls.Rank()):
+		if owned[0] {
+			take = 0
+		}
 	case op.commutative() && len(l) == 1 && len(r) > 1 && (ls.Rank() == 0 || ls.Rank() == rs.Rank()):
 		l, r, ls = r, l, rs // the scalar goes right
+		if owned[1] {
+			take = 1
+		}
 	default:
 		return nil, false
 	}
-	out, values, ok := newFloat32Buffer(b, ls)
+	out, values, ok := takeOrNewFloat32Buffer(b, in, owned, take, ls)
 	if !ok {
 		return nil, false
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,6 +88,35 @@ func TestBinaryExecutors(t *testing.T) {
 			if w := tc.want(i); g != w {
 				t.Fatalf("%s: out[%d] = %v, want %v", tc.name, i, g, w)
 			}
+		}
+	}
+}
+
+// TestExecutorsWriteInPlaceSafely runs graphs whose intermediates the backend hands to the
+// element-wise, unary and scatter executors as owned (so they write into them) next to ones it
+// does not (an intermediate read again later must not change), against Go loops, bit for bit.
+func TestExecutorsWriteInPlaceSafely(t *testing.T) {
+	b, err := testBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	const n = 3 * 37
+	x, y := randomFloats(rng, []int{3, 37}), randomFloats(rng, []int{3, 37})
+	exec := MustNewExec(b, func(x, y *Node) *Node {
+		z := Mul(x, y)                                         // read twice below: not owned by the first reader
+		u := Exp(Tanh(Sub(z, y)))                              // Sub's result owned by Tanh, Tanh's by Exp
+		v := Div(Add(z, MulScalar(u, 0.5)), u)                 // Add owns MulScalar's result; Div may own Add's
+		return Sub(v, Mul(z, ScalarOne(x.Graph(), x.DType()))) // z read again: must be intact
+	})
+	got := tensors.MustCopyFlatData[float32](exec.MustExec(tensors.FromFlatDataAndDimensions(x, 3, 37),
+		tensors.FromFlatDataAndDimensions(y, 3, 37))[0])
+	for i := range n {
+		z := x[i] * y[i]
+		u := float32(math.Exp(float64(float32(math.Tanh(float64(z - y[i]))))))
+		v := (z + u*0.5) / u
+		if w := v - z*1; got[i] != w {
+			t.Fatalf("out[%d] = %v, want %v", i, got[i], w)
 		}
 	}
 }

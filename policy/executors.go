@@ -28,8 +28,9 @@ type simplegoExecutor = func(*simplego.Backend, *simplego.Node, []*simplego.Buff
 var simplegoNodeExecutors [backends.OpTypeLast]simplegoExecutor
 
 // fastExecutor runs a node of the Go backend; ok is false when it does not handle the node, which
-// then goes to the backend's own executor.
-type fastExecutor func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (out *simplego.Buffer, ok bool)
+// then goes to the backend's own executor. owned[i] reports whether the executor may take over
+// input i's buffer (see takeOrNewFloat32Buffer); it must not have when it returns ok = false.
+type fastExecutor func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (out *simplego.Buffer, ok bool)
 
 // overrideExecutor makes the Go backend run op through fast, falling back to the executor it had.
 // Without one (not the executor table this was written for) the backend is left alone.
@@ -39,11 +40,29 @@ func overrideExecutor(op backends.OpType, fast fastExecutor) {
 		return
 	}
 	simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-		if out, ok := fast(b, node, in); ok {
+		if out, ok := fast(b, node, in, owned); ok {
 			return out, nil
 		}
 		return generic(b, node, in, owned)
 	}
+}
+
+// takeOrNewFloat32Buffer returns the buffer an element-wise executor writes its float32 output
+// of shape s into: input i itself when the executor owns it and it has shape s (the backend's own
+// executors do the same, and in[i] is set to nil to tell the backend it was taken over), else a
+// new buffer. Writing in place is safe for kernels that read each value before writing it.
+func takeOrNewFloat32Buffer(b *simplego.Backend, in []*simplego.Buffer, owned []bool, i int, s shapes.Shape) (*simplego.Buffer, []float32, bool) {
+	if i >= 0 && i < len(in) && i < len(owned) && owned[i] && in[i] != nil {
+		is, err1 := b.BufferShape(in[i])
+		data, err2 := b.BufferData(in[i])
+		values, isF32 := data.([]float32)
+		if err1 == nil && err2 == nil && isF32 && is.Equal(s) && len(values) == s.Size() {
+			out := in[i]
+			in[i] = nil
+			return out, values, true
+		}
+	}
+	return newFloat32Buffer(b, s)
 }
 
 // newFloat32Buffer returns a new buffer of the Go backend with the given float32 shape and its

@@ -93,7 +93,7 @@ func float32AndIndices(b *simplego.Backend, x, idx *simplego.Buffer) (xs []float
 }
 
 // execRowGather runs a Gather node of the row form: out[t] = operand[row(t)].
-func execRowGather(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+func execRowGather(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
 	if len(in) != 2 {
 		return nil, false
 	}
@@ -138,9 +138,9 @@ func execRowGather(b *simplego.Backend, node *simplego.Node, in []*simplego.Buff
 	return out, true
 }
 
-// execRowScatterSum runs a ScatterSum node of the row form: out = operand, then
-// out[row(t)] += updates[t] for t in order.
-func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+// execRowScatterSum runs a ScatterSum node of the row form: out = operand (the operand itself
+// when owned), then out[row(t)] += updates[t] for t in order.
+func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
 	if len(in) != 3 {
 		return nil, false
 	}
@@ -181,12 +181,12 @@ func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	if err != nil {
 		return nil, false
 	}
-	out, dst, ok := newFloat32Buffer(b, xShape)
+	out, dst, ok := takeOrNewFloat32Buffer(b, in, owned, 0, xShape)
 	if !ok {
 		return nil, false
 	}
 	rs := r.rowSize
-	copy(dst, x)
+	copy(dst, x) // a no-op when the operand was taken over
 	for t, row := range rows {
 		o, u := dst[row*rs:(row+1)*rs], upd[t*rs:(t+1)*rs]
 		for i := range o {

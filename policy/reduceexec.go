@@ -15,7 +15,7 @@ import (
 func init() {
 	for _, op := range []backends.OpType{backends.OpTypeReduceMax, backends.OpTypeReduceSum} {
 		isMax := op == backends.OpTypeReduceMax
-		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
 			return execReduceFloat32(b, node, in, isMax)
 		})
 	}

@@ -16,7 +16,7 @@ func init() {
 
 // execTransposeFloat32 runs a float32 Transpose node; ok is false when it is not one (or its
 // operand does not match its permutation).
-func execTransposeFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
+func execTransposeFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
 	if len(in) != 1 {
 		return nil, false
 	}

@@ -24,15 +24,15 @@ func init() {
 		if op == backends.OpTypeTanh {
 			f = tanhFloat32
 		}
-		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer) (*simplego.Buffer, bool) {
-			return execUnaryFloat32(b, in, f)
+		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
+			return execUnaryFloat32(b, in, owned, f)
 		})
 	}
 }
 
-// execUnaryFloat32 runs f on a float32 tensor into a new buffer of the same shape; ok is false for
-// anything else.
-func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, f func(dst, src []float32)) (*simplego.Buffer, bool) {
+// execUnaryFloat32 runs f on a float32 tensor into a buffer of the same shape (the input's own
+// when owned); ok is false for anything else.
+func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, owned []bool, f func(dst, src []float32)) (*simplego.Buffer, bool) {
 	if len(in) != 1 {
 		return nil, false
 	}
@@ -45,7 +45,7 @@ func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, f func(dst, sr
 	if !ok || len(x) != s.Size() {
 		return nil, false
 	}
-	out, values, ok := newFloat32Buffer(b, s)
+	out, values, ok := takeOrNewFloat32Buffer(b, in, owned, 0, s)
 	if !ok {
 		return nil, false
 	}
