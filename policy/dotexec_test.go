@@ -177,6 +177,12 @@ func dotCanonical(lhs []float32, lhsDims, lhsB, lhsC []int, rhs []float32, rhsDi
 // TestDotFloat32ReadsInPlace checks that reading operands where they lie (strided lhs rows, the
 // transposed-x kernel, strided rhs packing) gives bit for bit what copying them first gives.
 func TestDotFloat32ReadsInPlace(t *testing.T) {
+	checkDotReadsInPlace(t)
+}
+
+// checkDotReadsInPlace runs dotFloat32 on every execCase against dotCanonical, bit for bit.
+func checkDotReadsInPlace(t *testing.T) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range execCases {
 		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
