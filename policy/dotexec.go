@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -16,13 +15,14 @@ import (
 // The Go backend spent three quarters of a training step in DotGeneral (pprof at the quickstart
 // shape): it normalises both operands, copies them into 32×32 blocks and multiplies those with a
 // generic Go loop, ~9 GFLOP/s on the two build-machine cores. The executor registered below
-// computes float32 DotGenerals with graftrl's FMA kernels instead. Operands are read where they
-// lie whenever their free axes and their contracting axes each collapse to one stride
-// (operandLayout), and copied to a canonical order otherwise; with AVX-512 sixteen output columns
-// at a time (dotkernel512_amd64.s), the remaining columns on the 4-wide panel kernel of the host
-// path (hostkernels.go) or its transposed-x variant (dotkernel_amd64.s). All three compute each
-// output with the same sequence of fused multiply-adds, so results do not depend on the CPU's
-// vector width, on the layout or on how rows are split between the cores. Other dtypes, and any
+// computes float32 DotGenerals with graftrl's FMA kernels instead: with AVX-512 sixteen output
+// columns at a time by a kernel that reads operands of any strides (dotkernel512_amd64.s), the
+// remaining columns (all of them without AVX-512) by the 4-wide panel kernel of the host path
+// (hostkernels.go). Operands are read where they lie whenever their free axes and their
+// contracting axes each collapse to one stride (operandLayout) that the kernel reading them
+// takes, and are copied to a canonical order otherwise. Both kernels compute each output with the
+// same sequence of fused multiply-adds, so results do not depend on the CPU's vector width, on
+// the layout or on how rows are split between the cores. Other dtypes, and any
 // node whose parameters cannot be read, go to the backend's own executor.
 
 func init() {
@@ -40,42 +40,19 @@ type dotParams struct {
 // readDotParams reads the parameters the Go backend stored on a DotGeneral node (field names of
 // gomlx v0.26.0); ok is false if they are not there.
 func readDotParams(node *simplego.Node) (p dotParams, ok bool) {
-	data := reflect.ValueOf(node).Elem().FieldByName("data")
-	if !data.IsValid() || data.Kind() != reflect.Interface || data.IsNil() {
+	v, ok := nodeData(node)
+	if !ok {
 		return p, false
-	}
-	v := data.Elem()
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return p, false
-	}
-	v = v.Elem()
-	ints := func(name string) ([]int, bool) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
-			return nil, false
-		}
-		out := make([]int, f.Len())
-		for i := range out {
-			out[i] = int(f.Index(i).Int())
-		}
-		return out, true
-	}
-	size := func(name string) (int, bool) {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Int {
-			return 0, false
-		}
-		return int(f.Int()), true
 	}
 	var oks [8]bool
-	p.lhsContracting, oks[0] = ints("lhsContractingAxes")
-	p.lhsBatch, oks[1] = ints("lhsBatchAxes")
-	p.rhsContracting, oks[2] = ints("rhsContractingAxes")
-	p.rhsBatch, oks[3] = ints("rhsBatchAxes")
-	p.batch, oks[4] = size("batchSize")
-	p.m, oks[5] = size("lhsCrossSize")
-	p.n, oks[6] = size("rhsCrossSize")
-	p.k, oks[7] = size("contractingSize")
+	p.lhsContracting, oks[0] = nodeInts(v, "lhsContractingAxes")
+	p.lhsBatch, oks[1] = nodeInts(v, "lhsBatchAxes")
+	p.rhsContracting, oks[2] = nodeInts(v, "rhsContractingAxes")
+	p.rhsBatch, oks[3] = nodeInts(v, "rhsBatchAxes")
+	p.batch, oks[4] = nodeInt(v, "batchSize")
+	p.m, oks[5] = nodeInt(v, "lhsCrossSize")
+	p.n, oks[6] = nodeInt(v, "rhsCrossSize")
+	p.k, oks[7] = nodeInt(v, "contractingSize")
 	for _, o := range oks {
 		if !o {
 			return p, false
@@ -146,28 +123,21 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 // dotFloat32 computes out[b,i,j] = Σ_c lhs[b,i,c]·rhs[b,j,c] (operands in normalised axis
 // order) into out, [batch, m, n] row-major, using up to workers goroutines. Operands are read
 // where they lie whenever their free axes and their contracting axes each collapse to one
-// stride (see operandLayout): the lhs by the panel kernel or, when its rows are the contiguous
-// axis, by the transposed-x kernel (same arithmetic); the rhs is packed from either order. Other
-// operands are first copied to [batch, m, k] and [batch, k, n].
+// stride (see operandLayout) and the kernel that reads them takes that layout; otherwise they are
+// first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, workers int) {
-	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
-	lhsT := ok && lo.contr != 1 && k > 1 && (lo.free == 1 || m == 1) && useFMA
-	if !ok || !(lo.contr == 1 || k <= 1 || lhsT) {
-		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
-		lo, lhsT = denseLayout(batch, m, k), false
-	}
 	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
 	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
 	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
 	// packGroupsNK. The remaining columns are packed into 4-wide panels: panel p at panels[p·k:].
 	np := (n + 3) / 4
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
-	kn := ok && !(ro.contr == 1 || k <= 1) && (ro.free == 1 || n == 1)
-	if !ok || !(ro.contr == 1 || k <= 1) && !kn { // neither layout: copy to [batch, k, n]
+	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
+	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
+	if !nk && !kn {
 		rhs = transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
-		ro, kn = denseLayout(batch, n, k), true
-		ro.free, ro.contr = 1, n
+		ro, kn = stridedLayout(batch, k*n, 1, n), true
 	}
 	ng, ws, gs := 0, 16, 16*k
 	gw := make([][]float32, batch)
@@ -178,7 +148,8 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 			ng = np / 4
 		}
 	}
-	tail := max(0, n-16*ng) // columns in 4-wide panels
+	rest := np - 4*ng       // 4-wide panels after the groups
+	tail := max(0, n-16*ng) // and their columns
 	panels := make([][4]float32, batch*np*k)
 	for e := range batch {
 		dst, x := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
@@ -197,6 +168,12 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 				packPanelsNK(dst[4*ng*k:], x[16*ng*ro.free:], ro.free, k, tail)
 			}
 		}
+	}
+	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
+	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
+	if !ok || !(lo.contr == 1 || k <= 1 || rest == 0) {
+		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
+		lo = stridedLayout(batch, m*k, k, 1)
 	}
 	zeros := make([]float32, 4*np)
 	ldo := n
@@ -224,9 +201,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		if ng > 0 {
 			matmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
 		}
-		if rest := np - 4*ng; rest > 0 && lhsT {
-			matmulPanelsT(dst[16*ng:], ld, x, lo.contr, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
-		} else if rest > 0 {
+		if rest > 0 {
 			matmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
 		}
 		if ldo != n {
@@ -322,28 +297,14 @@ func collapsedStride(dims, strides, axes []int) (int, bool) {
 	return strides[last], true
 }
 
-// denseLayout is the layout of a contiguous [batch, rows, k] operand.
-func denseLayout(batch, rows, k int) operandLayout {
+// stridedLayout is the layout of an operand whose examples are size values apart, each with the
+// given free and contracting strides.
+func stridedLayout(batch, size, free, contr int) operandLayout {
 	off := make([]int, batch)
 	for e := range off {
-		off[e] = e * rows * k
+		off[e] = e * size
 	}
-	return operandLayout{off: off, free: k, contr: 1}
-}
-
-// matmulPanelsT is matmulPanels for an x stored transposed — row r's value at step i is
-// x[i·ldx + r] — on the FMA kernel of dotkernel_amd64.s, after the bounds checks (callers check
-// useFMA). Each output is bit for bit what matmulPanels gives on the transposed copy.
-func matmulPanelsT(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]float32, ps, np int, bias []float32, epi int) {
-	if n <= 0 || np <= 0 {
-		return
-	}
-	if k <= 0 || len(out) < (n-1)*ldo+4*np || len(x) < (k-1)*ldx+n || len(w) < (np-1)*ps+k || len(bias) < 4*np ||
-		ldo < 0 || ldx < 0 || ps < 0 {
-		panic(fmt.Sprintf("policy: matmulPanelsT out of bounds (n %d, k %d, np %d, ldo %d, ldx %d, ps %d; len out %d, x %d, w %d, bias %d)",
-			n, k, np, ldo, ldx, ps, len(out), len(x), len(w), len(bias)))
-	}
-	matmulPanelsTFMA(&out[0], ldo, &x[0], ldx, n, k, &w[0], ps, np, &bias[0], epi)
+	return operandLayout{off: off, free: free, contr: contr}
 }
 
 // normalOrder is the axis permutation that brings an operand to [batch, free, contracting]
@@ -357,75 +318,6 @@ func normalOrder(rank int, batch, contracting []int, contractingLast bool) []int
 		perm = append(append(perm, contracting...), free...)
 	}
 	return perm
-}
-
-// transposeTo returns x (row-major with dims) with its axes permuted by perm (output axis i is
-// input axis perm[i]); x itself when perm keeps the memory order.
-func transposeTo(x []float32, dims, perm []int) []float32 {
-	if keepsOrder(dims, perm) {
-		return x
-	}
-	out := make([]float32, len(x))
-	transposeInto(out, x, dims, perm)
-	return out
-}
-
-// transposeInto writes x (row-major with dims) with its axes permuted by perm into out.
-func transposeInto(out, x []float32, dims, perm []int) {
-	rank := len(dims)
-	if rank == 0 || len(x) == 0 || keepsOrder(dims, perm) {
-		copy(out, x)
-		return
-	}
-	strides := make([]int, rank)
-	s := 1
-	for a := rank - 1; a >= 0; a-- {
-		strides[a] = s
-		s *= dims[a]
-	}
-	outDims := make([]int, rank)
-	inStride := make([]int, rank) // input stride of each output axis
-	for i, a := range perm {
-		outDims[i] = dims[a]
-		inStride[i] = strides[a]
-	}
-	// Iterate the output in order; the innermost axis is a strided copy.
-	idx := make([]int, rank)
-	last := rank - 1
-	inner, innerStride := outDims[last], inStride[last]
-	for o := 0; o < len(x); o += inner {
-		base := 0
-		for i := range last {
-			base += idx[i] * inStride[i]
-		}
-		dst := out[o : o+inner]
-		for j := range dst {
-			dst[j] = x[base+j*innerStride]
-		}
-		for i := last - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < outDims[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-}
-
-// keepsOrder reports whether permuting axes by perm leaves the row-major memory order unchanged:
-// true when the axes of size > 1 stay in increasing order.
-func keepsOrder(dims, perm []int) bool {
-	prev := -1
-	for _, a := range perm {
-		if dims[a] == 1 {
-			continue
-		}
-		if a < prev {
-			return false
-		}
-		prev = a
-	}
-	return true
 }
 
 // packGroupsNK packs the first 16·ng columns of the transpose of an [n, k] matrix whose row j

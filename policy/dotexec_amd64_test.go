@@ -4,9 +4,9 @@ package policy
 
 import "testing"
 
-// TestDotFloat32WithoutAVX512 checks the AVX2 paths (the 4-wide panel kernel and its
-// transposed-x variant for every column) the way TestDotFloat32ReadsInPlace checks the AVX-512
-// one, so that both are tested whichever CPU runs the tests.
+// TestDotFloat32WithoutAVX512 checks the AVX2 path (the 4-wide panel kernel for every column)
+// the way TestDotFloat32ReadsInPlace checks the AVX-512 one, so that both are tested whichever CPU
+// runs the tests.
 func TestDotFloat32WithoutAVX512(t *testing.T) {
 	if !useFMA {
 		t.Skip("no FMA on this machine: the Go loops run")

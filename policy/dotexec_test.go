@@ -175,7 +175,7 @@ func dotCanonical(lhs []float32, lhsDims, lhsB, lhsC []int, rhs []float32, rhsDi
 }
 
 // TestDotFloat32ReadsInPlace checks that reading operands where they lie (strided lhs rows, the
-// transposed-x kernel, strided rhs packing) gives bit for bit what copying them first gives.
+// 16-lane kernel's strides, strided rhs packing) gives bit for bit what copying them first gives.
 func TestDotFloat32ReadsInPlace(t *testing.T) {
 	checkDotReadsInPlace(t)
 }

@@ -89,15 +89,8 @@ func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok boo
 	if !ok || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
 		return out, nil, false
 	}
-	d := df.Elem()
-	if d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Int {
-		return out, nil, false
-	}
-	axes = make([]int, d.Len())
-	for i := range axes {
-		axes[i] = int(d.Index(i).Int())
-	}
-	return out, axes, true
+	axes, ok = intsOf(df.Elem())
+	return out, axes, ok
 }
 
 // readNodeShape reads a node's output shape (field name of gomlx v0.26.0).
@@ -111,13 +104,26 @@ func readNodeShape(node *simplego.Node) (shapes.Shape, bool) {
 
 // nodeInts reads the []int field name of a node's data struct (gomlx v0.26.0 field names).
 func nodeInts(data reflect.Value, name string) ([]int, bool) {
+	return intsOf(data.FieldByName(name))
+}
+
+// nodeInt reads the int field name of a node's data struct (gomlx v0.26.0 field names).
+func nodeInt(data reflect.Value, name string) (int, bool) {
 	f := data.FieldByName(name)
-	if !f.IsValid() || f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Int {
+	if !f.IsValid() || f.Kind() != reflect.Int {
+		return 0, false
+	}
+	return int(f.Int()), true
+}
+
+// intsOf copies a reflected []int; ok is false for anything else.
+func intsOf(v reflect.Value) ([]int, bool) {
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.Int {
 		return nil, false
 	}
-	out := make([]int, f.Len())
+	out := make([]int, v.Len())
 	for i := range out {
-		out[i] = int(f.Index(i).Int())
+		out[i] = int(v.Index(i).Int())
 	}
 	return out, true
 }

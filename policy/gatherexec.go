@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"reflect"
-
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -105,15 +103,15 @@ func execRowGather(b *simplego.Backend, node *simplego.Node, in []*simplego.Buff
 	if !ok {
 		return nil, false
 	}
-	axis := data.FieldByName("indexVectorAxis")
+	axis, ok0 := nodeInt(data, "indexVectorAxis")
 	offset, ok1 := nodeInts(data, "offsetOutputAxes")
 	collapsed, ok2 := nodeInts(data, "collapsedSlicesAxes")
 	axisMap, ok3 := nodeInts(data, "startIndexMap")
 	sizes, ok4 := nodeInts(data, "sliceSizes")
-	if !axis.IsValid() || axis.Kind() != reflect.Int || !ok1 || !ok2 || !ok3 || !ok4 || len(sizes) != len(xDims) {
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || len(sizes) != len(xDims) {
 		return nil, false
 	}
-	r, ok := readRowIndexing(xDims, iDims, int(axis.Int()), offset, collapsed, axisMap, idx)
+	r, ok := readRowIndexing(xDims, iDims, axis, offset, collapsed, axisMap, idx)
 	if !ok {
 		return nil, false
 	}
@@ -158,14 +156,14 @@ func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	if !ok {
 		return nil, false
 	}
-	axis := data.FieldByName("indexVectorAxis")
+	axis, ok1 := nodeInt(data, "indexVectorAxis")
 	window, ok2 := nodeInts(data, "updateWindowAxes")
 	inserted, ok3 := nodeInts(data, "insertedWindowAxes")
 	axisMap, ok4 := nodeInts(data, "scatterAxesToOperandAxes")
-	if !axis.IsValid() || axis.Kind() != reflect.Int || !ok2 || !ok3 || !ok4 {
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return nil, false
 	}
-	r, ok := readRowIndexing(xDims, iDims, int(axis.Int()), window, inserted, axisMap, idx)
+	r, ok := readRowIndexing(xDims, iDims, axis, window, inserted, axisMap, idx)
 	if !ok || len(upd) != r.n*r.rowSize {
 		return nil, false
 	}

@@ -14,11 +14,6 @@ var useFMA = cpu.X86.HasAVX && cpu.X86.HasFMA
 //go:noescape
 func matmulPanelsFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]float32, ps, np int, bias *float32, add int)
 
-// matmulPanelsTFMA is the transposed-x kernel of dotkernel_amd64.s; see matmulPanelsT.
-//
-//go:noescape
-func matmulPanelsTFMA(out *float32, ldo int, x *float32, ldx, n, k int, w *[4]float32, ps, np int, bias *float32, add int)
-
 // useAVX512 reports whether the dot executor's 16-lane kernel (dotkernel512_amd64.s) can run.
 var useAVX512 = useFMA && cpu.X86.HasAVX512F
 

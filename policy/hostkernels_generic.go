@@ -9,10 +9,6 @@ func matmulPanelsFMA(*float32, int, *float32, int, int, int, *[4]float32, int, i
 	panic("policy: no FMA kernel on this platform")
 }
 
-func matmulPanelsTFMA(*float32, int, *float32, int, int, int, *[4]float32, int, int, *float32, int) {
-	panic("policy: no FMA kernel on this platform")
-}
-
 // useAVX512 is false where no assembly kernel exists.
 const useAVX512 = false
 

@@ -44,3 +44,72 @@ func execTransposeFloat32(b *simplego.Backend, node *simplego.Node, in []*simple
 	transposeInto(values, x, opShape.Dimensions, perm)
 	return out, true
 }
+
+// transposeTo returns x (row-major with dims) with its axes permuted by perm (output axis i is
+// input axis perm[i]); x itself when perm keeps the memory order.
+func transposeTo(x []float32, dims, perm []int) []float32 {
+	if keepsOrder(dims, perm) {
+		return x
+	}
+	out := make([]float32, len(x))
+	transposeInto(out, x, dims, perm)
+	return out
+}
+
+// transposeInto writes x (row-major with dims) with its axes permuted by perm into out.
+func transposeInto(out, x []float32, dims, perm []int) {
+	rank := len(dims)
+	if rank == 0 || len(x) == 0 || keepsOrder(dims, perm) {
+		copy(out, x)
+		return
+	}
+	strides := make([]int, rank)
+	s := 1
+	for a := rank - 1; a >= 0; a-- {
+		strides[a] = s
+		s *= dims[a]
+	}
+	outDims := make([]int, rank)
+	inStride := make([]int, rank) // input stride of each output axis
+	for i, a := range perm {
+		outDims[i] = dims[a]
+		inStride[i] = strides[a]
+	}
+	// Iterate the output in order; the innermost axis is a strided copy.
+	idx := make([]int, rank)
+	last := rank - 1
+	inner, innerStride := outDims[last], inStride[last]
+	for o := 0; o < len(x); o += inner {
+		base := 0
+		for i := range last {
+			base += idx[i] * inStride[i]
+		}
+		dst := out[o : o+inner]
+		for j := range dst {
+			dst[j] = x[base+j*innerStride]
+		}
+		for i := last - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < outDims[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+}
+
+// keepsOrder reports whether permuting axes by perm leaves the row-major memory order unchanged:
+// true when the axes of size > 1 stay in increasing order.
+func keepsOrder(dims, perm []int) bool {
+	prev := -1
+	for _, a := range perm {
+		if dims[a] == 1 {
+			continue
+		}
+		if a < prev {
+			return false
+		}
+		prev = a
+	}
+	return true
+}
