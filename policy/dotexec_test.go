@@ -113,6 +113,24 @@ var execCases = []execCase{
 	{"groups, rhs copied first", []int{4, 6}, []int{3, 6, 6}, []int{1}, nil, []int{1}, nil},
 }
 
+// sizes are the case's batch, m, n and k as DotGeneral defines them.
+func (tc execCase) sizes() (batch, m, n, k int) {
+	batch, m, n, k = 1, 1, 1, 1
+	for _, a := range tc.lhsB {
+		batch *= tc.lhsDims[a]
+	}
+	for _, a := range tc.lhsC {
+		k *= tc.lhsDims[a]
+	}
+	for _, a := range freeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
+		m *= tc.lhsDims[a]
+	}
+	for _, a := range freeAxes(len(tc.rhsDims), tc.rhsC, tc.rhsB) {
+		n *= tc.rhsDims[a]
+	}
+	return batch, m, n, k
+}
+
 func randomFloats(rng *rand.Rand, dims []int) []float32 {
 	n := 1
 	for _, d := range dims {
@@ -132,17 +150,7 @@ func TestDotFloat32(t *testing.T) {
 	for _, tc := range execCases {
 		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
 		want := naiveDot(lhs, tc.lhsDims, tc.lhsC, tc.lhsB, rhs, tc.rhsDims, tc.rhsC, tc.rhsB)
-		batch, m, k := 1, 1, 1
-		for _, a := range tc.lhsB {
-			batch *= tc.lhsDims[a]
-		}
-		for _, a := range tc.lhsC {
-			k *= tc.lhsDims[a]
-		}
-		for _, a := range freeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
-			m *= tc.lhsDims[a]
-		}
-		n := len(want) / (batch * m)
+		batch, m, n, k := tc.sizes()
 		for _, workers := range []int{1, 3} {
 			got := make([]float32, len(want))
 			dotFloat32(got, lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k, workers)
@@ -186,17 +194,7 @@ func checkDotReadsInPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range execCases {
 		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
-		batch, m, k := 1, 1, 1
-		for _, a := range tc.lhsB {
-			batch *= tc.lhsDims[a]
-		}
-		for _, a := range tc.lhsC {
-			k *= tc.lhsDims[a]
-		}
-		for _, a := range freeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
-			m *= tc.lhsDims[a]
-		}
-		n := len(rhs) / (batch * k)
+		batch, m, n, k := tc.sizes()
 		want := dotCanonical(lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k)
 		for _, workers := range []int{1, 3} {
 			got := make([]float32, len(want))
