@@ -90,9 +90,12 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	}
 }
 
-// newGoBackend creates the pure-Go backend with unlimited parallelism: GoMLX v0.26's bounded worker
-// pool deadlocks when several matmuls are in flight (all goroutines asleep, or a silent hang), and
-// the unlimited setting is also the fastest measured here.
+// newGoBackend creates the pure-Go backend. It runs a graph's ops one after another
+// (ops_sequential) and each large op splits its own work across the worker pool (workers.go):
+// the backend's parallel mode starts a goroutine per op, and on the machines measured here a
+// goroutine needs tens of microseconds to be woken on an idle core, longer than most ops take, so
+// it gained nothing over one core. Parallelism stays unlimited for the backend's own executors:
+// GoMLX v0.26's bounded worker pool deadlocks when several matmuls are in flight.
 func newGoBackend() (backends.Backend, error) {
 	// simplego prints a line to stdout when parallelism is configured; keep stdout for our output.
 	stdout := os.Stdout
@@ -100,5 +103,5 @@ func newGoBackend() (backends.Backend, error) {
 		os.Stdout = devnull
 		defer func() { os.Stdout = stdout; devnull.Close() }()
 	}
-	return simplego.New("parallelism=-1")
+	return simplego.New("parallelism=-1,ops_sequential")
 }

@@ -83,9 +83,26 @@ func broadcastFloat32(out []float32, outDims []int, x []float32, strides []int) 
 		return
 	}
 	last := rank - 1
+	inner := outDims[last]
+	if inner == 0 {
+		return
+	}
+	rows := len(out) / inner
+	parallelRange(rows, max(1, elementGrain/inner), 1, func(r0, r1 int) {
+		broadcastRows(out, outDims, x, strides, r0, r1)
+	})
+}
+
+// broadcastRows fills rows r0..r1−1 (runs along the last axis) of broadcastFloat32's output.
+func broadcastRows(out []float32, outDims []int, x []float32, strides []int, r0, r1 int) {
+	last := len(outDims) - 1
 	inner, innerStride := outDims[last], strides[last]
 	idx := make([]int, last)
-	for o := 0; o < len(out); o += inner {
+	for a, r := last-1, r0; a >= 0; a-- {
+		idx[a] = r % outDims[a]
+		r /= outDims[a]
+	}
+	for o := r0 * inner; o < r1*inner; o += inner {
 		base := 0
 		for a, i := range idx {
 			base += i * strides[a]
@@ -95,8 +112,12 @@ func broadcastFloat32(out []float32, outDims []int, x []float32, strides []int) 
 		case 1:
 			copy(row, x[base:base+inner])
 		case 0:
-			v := x[base]
-			for j := range row {
+			v, j := x[base], 0
+			if useAVX && inner >= 16 {
+				j = inner &^ 15
+				fillF32AVX(&row[0], v, j)
+			}
+			for ; j < inner; j++ {
 				row[j] = v
 			}
 		default:

@@ -38,6 +38,9 @@ func TestBroadcastInDimExecutor(t *testing.T) {
 		{"scalar", []int{}, []int{3, 2}, []int{}},
 		{"leading only", []int{3, 4}, []int{2, 3, 4}, []int{1, 2}},
 		{"identity", []int{3, 4}, []int{3, 4}, []int{0, 1}},
+		// Large enough for the worker pool; rows of 37 values filled 16 at a time plus a tail.
+		{"row statistic, split across workers", []int{30, 40}, []int{30, 40, 37}, []int{0, 1}},
+		{"bias over many rows", []int{37}, []int{1200, 37}, []int{1}},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range cases {

@@ -2,8 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
@@ -90,7 +88,7 @@ func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simpl
 		return nil, false
 	}
 	dotFloat32(values, lhs, lhsShape.Dimensions, p.lhsBatch, p.lhsContracting,
-		rhs, rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.m, p.n, p.k, runtime.GOMAXPROCS(0))
+		rhs, rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.m, p.n, p.k, pool().size())
 	return out, true
 }
 
@@ -127,6 +125,14 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 // first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, workers int) {
+	if n == 1 && k > 0 && allOnes(rhs) {
+		if lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting); ok && (lo.contr == 1 || k == 1) {
+			parallelRange(batch*m, max(1, elementGrain/k), 1, func(r0, r1 int) {
+				sumRows(out[r0:r1], lhs, k, func(r int) int { return lo.off[r/m] + r%m*lo.free }, r0)
+			})
+			return
+		}
+	}
 	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
 	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
 	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
@@ -150,14 +156,20 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	}
 	rest := np - 4*ng       // 4-wide panels after the groups
 	tail := max(0, n-16*ng) // and their columns
-	panels := make([][4]float32, batch*np*k)
-	for e := range batch {
-		dst, x := panels[e*np*k:(e+1)*np*k], rhs[ro.off[e]:]
+	// Per example, the panels the kernels read: all np when the groups are packed too (group g is
+	// panels 4g..4g+3), only the rest when the groups are read in place.
+	pe, restAt := np*k, 4*ng*k
+	if kn {
+		pe, restAt = rest*k, 0
+	}
+	panels := make([][4]float32, batch*pe)
+	pack := func(e int) {
+		dst, x := panels[e*pe:(e+1)*pe], rhs[ro.off[e]:]
 		switch {
 		case kn:
 			gw[e] = x
 			if tail > 0 {
-				packPanelsKN(dst[4*ng*k:], x[16*ng:], ro.contr, k, tail)
+				packPanelsKN(dst, x[16*ng:], ro.contr, k, tail)
 			}
 		default:
 			if ng > 0 {
@@ -165,8 +177,15 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
 			}
 			if tail > 0 {
-				packPanelsNK(dst[4*ng*k:], x[16*ng*ro.free:], ro.free, k, tail)
+				packPanelsNK(dst[restAt:], x[16*ng*ro.free:], ro.free, k, tail)
 			}
+		}
+	}
+	if len(panels) >= 2*elementGrain/4 {
+		pool().run(batch, pack)
+	} else {
+		for e := range batch {
+			pack(e)
 		}
 	}
 	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
@@ -181,64 +200,81 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		ldo = 4 * np // the kernel writes whole panels: pad each row, copy back below
 	}
 
-	// Work units: (example, row range). Split rows so that there are at least `workers` units
-	// when the problem is large enough to be worth a goroutine.
+	// Work units: (example, row range). Rows are split when there are fewer examples than
+	// workers and the product is large enough to be worth sharing.
 	const minMACs = 1 << 15
 	chunks := 1
-	if workers > 1 && batch*m*n*k >= 2*minMACs {
+	if batch < workers && batch*m*n*k >= 2*minMACs {
 		chunks = min(workers, max(1, (m+3)/4))
-		if batch >= workers {
-			chunks = 1
-		}
 	}
-	run := func(e, r0, r1 int, buf []float32) {
-		w := panels[e*np*k:]
+	unit := func(u int) {
+		e, c := u/chunks, u%chunks
+		r0, r1 := c*m/chunks, (c+1)*m/chunks
+		if r0 >= r1 {
+			return
+		}
+		w := panels[e*pe:]
 		dst, ld := out[(e*m+r0)*n:], n
 		if ldo != n {
-			dst, ld = buf, ldo
+			dst, ld = make([]float32, (r1-r0)*ldo), ldo
 		}
 		x := lhs[lo.off[e]+r0*lo.free:]
 		if ng > 0 {
 			matmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
 		}
 		if rest > 0 {
-			matmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[4*ng*k:], k, rest, zeros, epiStore)
+			matmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[restAt:], k, rest, zeros, epiStore)
 		}
 		if ldo != n {
 			for i := r0; i < r1; i++ {
-				copy(out[(e*m+i)*n:(e*m+i+1)*n], buf[(i-r0)*ldo:])
+				copy(out[(e*m+i)*n:(e*m+i+1)*n], dst[(i-r0)*ldo:])
 			}
 		}
 	}
 	units := batch * chunks
-	nw := min(workers, units)
-	if batch*m*n*k < 2*minMACs {
-		nw = 1
+	if workers > 1 && batch*m*n*k >= 2*minMACs {
+		pool().run(units, unit)
+		return
 	}
-	var wg sync.WaitGroup
-	for w := range nw {
-		wg.Add(1)
-		work := func() {
-			defer wg.Done()
-			var buf []float32
-			if ldo != n {
-				buf = make([]float32, ((m+chunks-1)/chunks)*ldo)
-			}
-			for u := w; u < units; u += nw {
-				e, c := u/chunks, u%chunks
-				r0, r1 := c*m/chunks, (c+1)*m/chunks
-				if r0 < r1 {
-					run(e, r0, r1, buf)
-				}
-			}
-		}
-		if w == nw-1 {
-			work()
-		} else {
-			go work()
+	for u := range units {
+		unit(u)
+	}
+}
+
+// allOnes reports whether every value of x is exactly 1.
+func allOnes(x []float32) bool {
+	for _, v := range x {
+		if v != 1 {
+			return false
 		}
 	}
-	wg.Wait()
+	return true
+}
+
+// sumRows sets out[i] to the sum of the k contiguous values of row r0+i of x, which starts at
+// x[at(r0+i)], in the arithmetic the panel kernel gives a contraction with one column of ones
+// (sumLast's DotGeneral): one chain of multiply-adds by exactly 1 — additions — in order,
+// starting from +0. Four rows go side by side so that four sums are in flight.
+func sumRows(out, x []float32, k int, at func(r int) int, r0 int) {
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		a, b, c, d := x[at(r0+i):][:k], x[at(r0+i+1):][:k], x[at(r0+i+2):][:k], x[at(r0+i+3):][:k]
+		var sa, sb, sc, sd float32
+		for j := range a {
+			sa += a[j]
+			sb += b[j]
+			sc += c[j]
+			sd += d[j]
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = sa, sb, sc, sd
+	}
+	for ; i < len(out); i++ {
+		var s float32
+		for _, v := range x[at(r0+i):][:k] {
+			s += v
+		}
+		out[i] = s
+	}
 }
 
 // operandLayout places a DotGeneral operand's values: example e's value at free index j and

@@ -267,3 +267,48 @@ func TestDotGeneralExecutorInstalled(t *testing.T) {
 		t.Fatalf("the Go backend's DotGeneral executor is %s, want this package's (policy.init.func…)", name)
 	}
 }
+
+// TestDotSumRowsMatchesKernel checks the contraction with a vector of ones (sumLast), which is
+// summed without the kernels, against the kernels' arithmetic bit for bit: odd and even k, rows
+// not a multiple of four, strided examples, values of very different size (where the order of
+// additions shows) and a leading −0.
+func TestDotSumRowsMatchesKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ lhsDims, lhsB, lhsC []int }{
+		{[]int{7, 5}, nil, []int{1}},
+		{[]int{9, 64}, nil, []int{1}},
+		{[]int{2, 11, 1}, []int{0}, []int{2}},
+		{[]int{3, 6, 2, 8}, []int{2}, []int{3}}, // examples interleaved with rows
+		{[]int{1030, 33}, nil, []int{1}},        // split across workers
+	} {
+		lhs := randomFloats(rng, tc.lhsDims)
+		for i := range lhs {
+			lhs[i] *= float32(math.Pow(10, float64(rng.IntN(9)-4)))
+		}
+		lhs[0] = float32(math.Copysign(0, -1))
+		k := tc.lhsDims[tc.lhsC[0]]
+		rhsDims, rhsB := []int{k}, []int(nil)
+		if tc.lhsB != nil {
+			rhsDims, rhsB = []int{tc.lhsDims[tc.lhsB[0]], k}, []int{0}
+		}
+		rhs := make([]float32, k)
+		if tc.lhsB != nil {
+			rhs = make([]float32, tc.lhsDims[tc.lhsB[0]]*k)
+		}
+		for i := range rhs {
+			rhs[i] = 1
+		}
+		c := execCase{"ones", tc.lhsDims, rhsDims, tc.lhsC, tc.lhsB, []int{len(rhsDims) - 1}, rhsB}
+		batch, m, n, k := c.sizes()
+		want := dotCanonical(lhs, c.lhsDims, c.lhsB, c.lhsC, rhs, c.rhsDims, c.rhsB, c.rhsC, batch, m, n, k)
+		for _, workers := range []int{1, 2} {
+			got := make([]float32, len(want))
+			dotFloat32(got, lhs, c.lhsDims, c.lhsB, c.lhsC, rhs, c.rhsDims, c.rhsB, c.rhsC, batch, m, n, k, workers)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v: out[%d] = %v, the kernels give %v", tc.lhsDims, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -108,9 +108,19 @@ func execBinaryFloat32(b *simplego.Backend, in []*simplego.Buffer, owned []bool,
 	if !ok {
 		return nil, false
 	}
-	binaryFloat32(values, l, r, op)
+	parallelRange(len(l), elementGrain, 16, func(lo, hi int) {
+		rr := r
+		if len(r) > 1 {
+			rr = r[lo:hi]
+		}
+		binaryFloat32(values[lo:hi], l[lo:hi], rr, op)
+	})
 	return out, true
 }
+
+// elementGrain is the fewest values of an element-wise operation worth a share of the worker
+// pool (a few microseconds of work).
+const elementGrain = 1 << 14
 
 // binaryFloat32 sets dst[i] = l[i] op r[i]; r is either as long as l or a single value.
 func binaryFloat32(dst, l, r []float32, op binaryOp) {

@@ -34,3 +34,8 @@ func subScalarF32AVX(dst, a *float32, c float32, n int)
 
 //go:noescape
 func divScalarF32AVX(dst, a *float32, c float32, n int)
+
+// fillF32AVX sets dst[i] = c for i < n, n a multiple of 16.
+//
+//go:noescape
+func fillF32AVX(dst *float32, c float32, n int)

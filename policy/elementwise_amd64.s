@@ -63,3 +63,20 @@ SCALAR(·mulScalarF32AVX, VMULPS)
 SCALAR(·addScalarF32AVX, VADDPS)
 SCALAR(·subScalarF32AVX, VSUBPS)
 SCALAR(·divScalarF32AVX, VDIVPS)
+
+// func fillF32AVX(dst *float32, c float32, n int): dst[i] = c for i < n, n a multiple of 16.
+TEXT ·fillF32AVX(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	VBROADCASTSS c+8(FP), Y0
+	MOVQ         n+16(FP), CX
+	SHRQ         $4, CX
+	JZ           done
+loop:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y0, 32(DI)
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     loop
+done:
+	VZEROUPPER
+	RET

@@ -15,3 +15,4 @@ func mulScalarF32AVX(_, _ *float32, _ float32, _ int) { noAVX() }
 func addScalarF32AVX(_, _ *float32, _ float32, _ int) { noAVX() }
 func subScalarF32AVX(_, _ *float32, _ float32, _ int) { noAVX() }
 func divScalarF32AVX(_, _ *float32, _ float32, _ int) { noAVX() }
+func fillF32AVX(_ *float32, _ float32, _ int)         { noAVX() }

@@ -94,37 +94,63 @@ func reduceSplit(dims, axes []int) (outer, inner int, trailing, ok bool) {
 // reduceRows reduces x, [outer, inner] row-major, over inner (trailing) or over outer, into out,
 // in the input's order.
 func reduceRows(out, x []float32, outer, inner int, trailing, isMax bool) {
-	init := float32(0)
+	if trailing {
+		parallelRange(outer, max(1, elementGrain/max(1, inner)), 1, func(lo, hi int) {
+			reduceTrailing(out[lo:hi], x[lo*inner:hi*inner], inner, isMax)
+		})
+		return
+	}
+	parallelRange(inner, max(1, elementGrain/max(1, outer)), 16, func(lo, hi int) {
+		reduceLeading(out[lo:hi], x, outer, inner, lo, isMax)
+	})
+}
+
+// reduceInit is the value a reduction starts from.
+func reduceInit(isMax bool) float32 {
 	if isMax {
-		init = dtypes.Float32.LowestValue().(float32)
+		return dtypes.Float32.LowestValue().(float32)
 	}
-	for i := range out {
-		out[i] = init
-	}
-	for r := range outer {
+	return 0
+}
+
+// reduceTrailing sets out[r] to the reduction of row r of x (rows of inner values).
+func reduceTrailing(out, x []float32, inner int, isMax bool) {
+	init := reduceInit(isMax)
+	for r := range out {
 		row := x[r*inner : (r+1)*inner]
-		if trailing {
-			acc := out[r]
-			if isMax {
-				for _, v := range row {
-					acc = max(acc, v)
-				}
-			} else {
-				for _, v := range row {
-					acc += v
-				}
-			}
-			out[r] = acc
-			continue
-		}
-		o := out[:len(row)]
+		acc := init
 		if isMax {
-			for j, v := range row {
-				o[j] = max(o[j], v)
+			for _, v := range row {
+				acc = max(acc, v)
 			}
 		} else {
+			for _, v := range row {
+				acc += v
+			}
+		}
+		out[r] = acc
+	}
+}
+
+// reduceLeading sets out[j] to the reduction over the outer rows of x (rows of inner values) of
+// column col+j, adding the rows in order.
+func reduceLeading(out, x []float32, outer, inner, col int, isMax bool) {
+	init := reduceInit(isMax)
+	for j := range out {
+		out[j] = init
+	}
+	for r := range outer {
+		row := x[r*inner+col : r*inner+col+len(out)]
+		switch {
+		case isMax:
 			for j, v := range row {
-				o[j] += v
+				out[j] = max(out[j], v)
+			}
+		case useAVX:
+			binaryFloat32(out, out, row, opAdd) // the same additions, eight lanes at a time
+		default:
+			for j, v := range row {
+				out[j] += v
 			}
 		}
 	}

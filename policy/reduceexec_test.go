@@ -28,6 +28,11 @@ func TestReduceExecutors(t *testing.T) {
 		{[]int{6, 5}, []int{0}},
 		{[]int{2, 3, 5}, []int{0, 1, 2}},
 		{[]int{2, 3, 5}, []int{1}}, // middle axis: the backend's executor
+		// Large enough to be split across the worker pool: rows for trailing reductions, column
+		// ranges (a multiple of 16 and a tail) for leading ones.
+		{[]int{40, 1000}, []int{1}},
+		{[]int{1030, 37}, []int{0}},
+		{[]int{30, 40, 50}, []int{0, 1}},
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range cases {

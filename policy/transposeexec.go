@@ -75,27 +75,9 @@ func transposeInto(out, x []float32, dims, perm []int) {
 		outDims[i] = dims[a]
 		inStride[i] = strides[a]
 	}
-	// Iterate the output in order; the innermost axis is a strided copy.
-	idx := make([]int, rank)
-	last := rank - 1
-	inner, innerStride := outDims[last], inStride[last]
-	for o := 0; o < len(x); o += inner {
-		base := 0
-		for i := range last {
-			base += idx[i] * inStride[i]
-		}
-		dst := out[o : o+inner]
-		for j := range dst {
-			dst[j] = x[base+j*innerStride]
-		}
-		for i := last - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < outDims[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
+	// Output index idx reads x[Σ idx[i]·inStride[i]]: a broadcast that skips no input axis
+	// (rows along the innermost axis are strided copies, split across the worker pool).
+	broadcastFloat32(out, outDims, x, inStride)
 }
 
 // keepsOrder reports whether permuting axes by perm leaves the row-major memory order unchanged:

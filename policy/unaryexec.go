@@ -49,11 +49,15 @@ func execUnaryFloat32(b *simplego.Backend, in []*simplego.Buffer, owned []bool, 
 	if !ok {
 		return nil, false
 	}
-	f(values, x)
+	parallelRange(len(x), unaryGrain, 4, func(lo, hi int) { f(values[lo:hi], x[lo:hi]) })
 	return out, true
 }
 
+// unaryGrain is the fewest values of Exp or Tanh worth a share of the worker pool.
+const unaryGrain = 1 << 12
+
 // expFloat32 sets dst[i] = float32(math.Exp(float64(src[i]))), with the kernel where it applies.
+
 func expFloat32(dst, src []float32) {
 	runUnary(dst, src, expF32FMA, math.Exp)
 }
