@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
@@ -142,7 +143,10 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
 	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
 	if !nk && !kn {
-		rhs = transposeTo(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
+		t := getScratch(len(rhs))
+		defer putScratch(t)
+		transposeInto(*t, rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
+		rhs = *t
 		ro, kn = stridedLayout(batch, k*n, 1, n), true
 	}
 	ng, ws, gs := 0, 16, 16*k
@@ -162,7 +166,12 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	if kn {
 		pe, restAt = rest*k, 0
 	}
-	panels := make([][4]float32, batch*pe)
+	scratch := getScratch(4 * batch * pe)
+	defer putScratch(scratch)
+	var panels [][4]float32 // (*scratch as panels of four; every entry read is written below)
+	if pe > 0 {
+		panels = unsafe.Slice((*[4]float32)(unsafe.Pointer(&(*scratch)[0])), batch*pe)
+	}
 	pack := func(e int) {
 		dst, x := panels[e*pe:(e+1)*pe], rhs[ro.off[e]:]
 		switch {
@@ -191,7 +200,10 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
 	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
 	if !ok || !(lo.contr == 1 || k <= 1 || rest == 0) {
-		lhs = transposeTo(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
+		t := getScratch(len(lhs))
+		defer putScratch(t)
+		transposeInto(*t, lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
+		lhs = *t
 		lo = stridedLayout(batch, m*k, k, 1)
 	}
 	zeros := make([]float32, 4*np)
@@ -361,20 +373,32 @@ func normalOrder(rank int, batch, contracting []int, contractingLast bool) []int
 // dst[4gk : 4(g+1)k], its step i holding r[(16g+c)·ldr + i] for c = 0..15 (zero past n) in
 // the four entries dst[4gk+4i : 4gk+4i+4].
 func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
+	var idx [16]int32
+	gather := useAVX512 && k > 0 && 15*ldr+k <= math.MaxInt32
+	for c := range idx {
+		idx[c] = int32(c * ldr)
+	}
 	for g := range ng {
-		grp := dst[4*g*k : 4*(g+1)*k]
+		grp := unsafe.Slice(&dst[4*g*k][0], 16*k) // dst[4gk : 4(g+1)k] as floats
+		if gather && 16*g+16 <= n {
+			_ = r[(16*g+15)*ldr+k-1] // the last value the gather reads
+			packGroupAVX512(&grp[0], &r[16*g*ldr], &idx[0], k)
+			continue
+		}
 		for c := range 16 {
-			q, l := c/4, c%4
 			j := 16*g + c
 			if j >= n {
 				for i := range k {
-					grp[4*i+q][l] = 0
+					grp[16*i+c] = 0
 				}
 				continue
 			}
+			// Row j's values go 16 floats apart: stores through a pointer, bounds checked once.
 			row := r[j*ldr : j*ldr+k]
+			_ = grp[16*(k-1)+c]
+			p := unsafe.Pointer(&grp[c])
 			for i, v := range row {
-				grp[4*i+q][l] = v
+				*(*float32)(unsafe.Add(p, 64*i)) = v
 			}
 		}
 	}

@@ -184,3 +184,30 @@ store1:
 done:
 	VZEROUPPER
 	RET
+
+// func packGroupAVX512(dst *float32, r *float32, idx *int32, k int)
+//
+// Transposes sixteen rows into one group of the 16-lane kernel: dst[16i + c] = r[idx[c] + i] for
+// i < k and c < 16, one 16-lane gather per step (AVX-512F). idx holds the rows' offsets from r in
+// elements; bounds are checked by the Go caller.
+TEXT ·packGroupAVX512(SB), NOSPLIT, $0-32
+	MOVQ      dst+0(FP), DI
+	MOVQ      r+8(FP), SI
+	MOVQ      idx+16(FP), AX
+	MOVQ      k+24(FP), CX
+	TESTQ     CX, CX
+	JEQ       packdone
+	VMOVDQU32 (AX), Z1
+
+packloop:
+	KXNORW     K1, K1, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       $4, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        packloop
+
+packdone:
+	VZEROUPPER
+	RET

@@ -21,3 +21,8 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 //
 //go:noescape
 func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int)
+
+// packGroupAVX512 is the gather kernel of dotkernel512_amd64.s; see packGroupsNK.
+//
+//go:noescape
+func packGroupAVX512(dst *float32, r *float32, idx *int32, k int)

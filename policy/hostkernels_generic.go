@@ -15,3 +15,7 @@ const useAVX512 = false
 func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, int, int, int) {
 	panic("policy: no AVX-512 kernel on this platform")
 }
+
+func packGroupAVX512(*float32, *float32, *int32, int) {
+	panic("policy: no AVX-512 kernel on this platform")
+}

@@ -165,3 +165,22 @@ func parallelRange(n, grain, align int, fn func(lo, hi int)) {
 	step = (step + align - 1) / align * align
 	p.run((n+step-1)/step, func(i int) { fn(i*step, min(n, (i+1)*step)) })
 }
+
+// scratchPool recycles the scratch buffers of the executors (packed operands, copies): a fresh
+// buffer of a few hundred kilobytes per operation costs more in page faults and zeroing than the
+// operation's arithmetic. Like the Go backend's own buffer pools it is a process-wide cache.
+var scratchPool sync.Pool
+
+// getScratch returns a float32 buffer of length n with arbitrary contents; give it back with
+// putScratch once nothing reads it.
+func getScratch(n int) *[]float32 {
+	if b, ok := scratchPool.Get().(*[]float32); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]float32, n)
+	return &b
+}
+
+// putScratch returns a buffer from getScratch to the pool.
+func putScratch(b *[]float32) { scratchPool.Put(b) }
