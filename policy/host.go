@@ -3,8 +3,6 @@ package policy
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -190,7 +188,7 @@ func (h *HostModel) newWork() *hostWork {
 // cache is untouched, their tokens and positions are not read, and their logits hold whatever the
 // buffer held before. The returned slice is the decoder's own buffer, overwritten by the next Step.
 //
-// With GOMAXPROCS > 1 and enough active rows, rows are split across up to GOMAXPROCS goroutines.
+// With GOMAXPROCS > 1 and enough active rows, rows are split across the worker pool.
 func (d *HostDecoder) Step(tokens, pos []int32, active []bool) ([]float32, error) {
 	if len(tokens) != d.batch || len(pos) != d.batch {
 		return nil, fmt.Errorf("policy: host decoder step needs %d tokens and positions, got %d and %d", d.batch, len(tokens), len(pos))
@@ -219,7 +217,7 @@ func (d *HostDecoder) Step(tokens, pos []int32, active []bool) ([]float32, error
 	// Chunks are claimed dynamically rather than split evenly up front: when another process holds
 	// one of the cores, the goroutine that does get CPU time takes over the other's share instead
 	// of the step waiting for it.
-	nw := max(1, min(runtime.GOMAXPROCS(0), n))
+	nw := max(1, min(pool().size(), n))
 	chunk := min(hostChunk, (n+nw-1)/nw)
 	nw = min(nw, (n+chunk-1)/chunk)
 	for len(d.work) < nw {
@@ -230,12 +228,7 @@ func (d *HostDecoder) Step(tokens, pos []int32, active []bool) ([]float32, error
 		d.run(d.work[0], chunk, tokens, pos)
 		return d.out, nil
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < nw; i++ {
-		wg.Go(func() { d.run(d.work[i], chunk, tokens, pos) })
-	}
-	d.run(d.work[0], chunk, tokens, pos)
-	wg.Wait()
+	pool().run(nw, func(i int) { d.run(d.work[i], chunk, tokens, pos) })
 	return d.out, nil
 }
 
