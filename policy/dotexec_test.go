@@ -111,6 +111,8 @@ var execCases = []execCase{
 	{"n 20, transposed lhs", []int{11, 7}, []int{11, 20}, []int{0}, nil, []int{0}, nil},
 	{"groups, strided batches", []int{2, 5, 3, 4}, []int{2, 33, 3, 4}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
 	{"groups, rhs copied first", []int{4, 6}, []int{3, 6, 6}, []int{1}, nil, []int{1}, nil},
+	{"n 48: a pair of groups, then one", []int{9, 5}, []int{5, 48}, []int{1}, nil, []int{0}, nil},
+	{"n 80, transposed lhs, even k", []int{6, 10}, []int{6, 80}, []int{0}, nil, []int{0}, nil},
 }
 
 // sizes are the case's batch, m, n and k as DotGeneral defines them.

@@ -13,14 +13,16 @@
 // even-step chain goes first in the final addition. That is the arithmetic matmulPanelsFMA
 // (hostkernels_amd64.s) does for a pair of panels with a zero bias, so each output is bit for bit
 // what it gives; this kernel does it sixteen lanes wide (AVX-512F), four rows at a time (then one
-// at a time), with x broadcast from memory into each multiply-add. Strides are in elements;
-// bounds are checked by the Go caller.
+// at a time), with x broadcast from memory into each multiply-add, or, for two groups side by
+// side, broadcast once into a register for both. Strides are in elements; bounds are checked by
+// the Go caller.
 //
 // Registers: SI, BX, R8, R9 = x rows 0..3 of the block; R10 = byte offset of step i, R11 = of
 // step i+1; R12 = ws in bytes; R13 = w at step i of group g; R14 = out at row 0 of the block,
 // column 16g; DI = out at row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 =
-// even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1.
-TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-88
+// even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1; for a pair of groups also
+// R15 = w at step i of group g+1, Z10–Z17 its sums, Z18, Z19 its w, Z20–Z27 the broadcast x.
+TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $64-88
 	MOVQ n+40(FP), AX
 	TESTQ AX, AX
 	JEQ done
@@ -37,6 +39,8 @@ TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $56-88
 	MOVQ is+32(FP), AX
 	SHLQ $2, AX
 	MOVQ AX, isb-32(SP)
+	SHLQ $1, AX
+	MOVQ AX, isb2-64(SP)
 	MOVQ ws+64(FP), R12
 	SHLQ $2, R12
 	MOVQ gs+72(FP), AX
@@ -62,6 +66,119 @@ block:
 	MOVQ AX, wg-56(SP)
 
 group4:
+	CMPQ CX, $2
+	JLT  group4one
+
+	// Two groups side by side: every broadcast of x feeds both, so each step pair loads four
+	// vectors of w and eight values of x for sixteen multiply-adds. Z10–Z13 and Z14–Z17 are the
+	// second group's even- and odd-step sums, Z18, Z19 its w at steps i, i+1, R15 its w pointer.
+	MOVQ wg-56(SP), R13
+	MOVQ R13, R15
+	ADDQ gsb-40(SP), R15
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	XORQ R10, R10
+	MOVQ isb-32(SP), R11
+	MOVQ pairs-48(SP), DX
+	TESTQ DX, DX
+	JEQ tail4x2
+
+pair4x2:
+	VMOVUPS (R13), Z8
+	VMOVUPS (R13)(R12*1), Z9
+	VMOVUPS (R15), Z18
+	VMOVUPS (R15)(R12*1), Z19
+	VBROADCASTSS (SI)(R10*1), Z20
+	VBROADCASTSS (SI)(R11*1), Z21
+	VFMADD231PS  Z20, Z8, Z0
+	VFMADD231PS  Z21, Z9, Z4
+	VFMADD231PS  Z20, Z18, Z10
+	VFMADD231PS  Z21, Z19, Z14
+	VBROADCASTSS (BX)(R10*1), Z22
+	VBROADCASTSS (BX)(R11*1), Z23
+	VFMADD231PS  Z22, Z8, Z1
+	VFMADD231PS  Z23, Z9, Z5
+	VFMADD231PS  Z22, Z18, Z11
+	VFMADD231PS  Z23, Z19, Z15
+	VBROADCASTSS (R8)(R10*1), Z24
+	VBROADCASTSS (R8)(R11*1), Z25
+	VFMADD231PS  Z24, Z8, Z2
+	VFMADD231PS  Z25, Z9, Z6
+	VFMADD231PS  Z24, Z18, Z12
+	VFMADD231PS  Z25, Z19, Z16
+	VBROADCASTSS (R9)(R10*1), Z26
+	VBROADCASTSS (R9)(R11*1), Z27
+	VFMADD231PS  Z26, Z8, Z3
+	VFMADD231PS  Z27, Z9, Z7
+	VFMADD231PS  Z26, Z18, Z13
+	VFMADD231PS  Z27, Z19, Z17
+	LEAQ (R13)(R12*2), R13
+	LEAQ (R15)(R12*2), R15
+	ADDQ isb2-64(SP), R10
+	ADDQ isb2-64(SP), R11
+	DECQ DX
+	JNZ pair4x2
+
+tail4x2:
+	TESTQ $1, k+48(FP)
+	JEQ store4x2
+	VMOVUPS (R13), Z8
+	VMOVUPS (R15), Z18
+	VBROADCASTSS (SI)(R10*1), Z20
+	VFMADD231PS  Z20, Z8, Z0
+	VFMADD231PS  Z20, Z18, Z10
+	VBROADCASTSS (BX)(R10*1), Z22
+	VFMADD231PS  Z22, Z8, Z1
+	VFMADD231PS  Z22, Z18, Z11
+	VBROADCASTSS (R8)(R10*1), Z24
+	VFMADD231PS  Z24, Z8, Z2
+	VFMADD231PS  Z24, Z18, Z12
+	VBROADCASTSS (R9)(R10*1), Z26
+	VFMADD231PS  Z26, Z8, Z3
+	VFMADD231PS  Z26, Z18, Z13
+
+store4x2:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z16, Z12, Z12
+	VADDPS Z17, Z13, Z13
+	MOVQ ldob-16(SP), AX
+	VMOVUPS Z0, (R14)
+	VMOVUPS Z10, 64(R14)
+	VMOVUPS Z1, (R14)(AX*1)
+	VMOVUPS Z11, 64(R14)(AX*1)
+	VMOVUPS Z2, (R14)(AX*2)
+	VMOVUPS Z12, 64(R14)(AX*2)
+	LEAQ (AX)(AX*2), AX
+	VMOVUPS Z3, (R14)(AX*1)
+	VMOVUPS Z13, 64(R14)(AX*1)
+	ADDQ $128, R14
+	MOVQ gsb-40(SP), AX
+	SHLQ $1, AX
+	ADDQ AX, wg-56(SP)
+	SUBQ $2, CX
+	JNZ group4
+	JMP nextblock
+
+group4one:
 	MOVQ wg-56(SP), R13
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -121,6 +238,7 @@ store4:
 	DECQ CX
 	JNZ group4
 
+nextblock:
 	MOVQ rsb-24(SP), AX
 	LEAQ (SI)(AX*4), SI
 	MOVQ ldob-16(SP), AX
