@@ -35,6 +35,11 @@ type Options struct {
 	SampleBatches []int
 	// Reps is the number of timed repetitions (medians are reported).
 	Reps int
+	// Warmup is the number of untimed train steps before them (≥ 1: the first compiles). A fresh
+	// process pages in memory while its heap grows to its working size, about a dozen quickstart
+	// steps; the default skips that start-up cost and times the steady state a run spends its
+	// time in.
+	Warmup int
 	// Backend is the GoMLX backend ("" for the default, see policy.NewBackend).
 	Backend string
 	// ActionTokens is the number of action token ids (4..4+k−1): their logits are the only ones
@@ -55,7 +60,7 @@ type Options struct {
 func DefaultOptions() Options {
 	m := policy.DefaultConfig()
 	m.Vocab = 64
-	return Options{Model: m, Rows: 16, Len: 64, SampleBatches: []int{1, 16, 64}, Reps: 21, ActionTokens: 4,
+	return Options{Model: m, Rows: 16, Len: 64, SampleBatches: []int{1, 16, 64}, Reps: 21, Warmup: 15, ActionTokens: 4,
 		IterationConfig: "configs/quickstart.yaml", Iterations: 6}
 }
 
@@ -122,6 +127,9 @@ func (o Options) Validate() error {
 	}
 	if o.Reps < 1 {
 		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
+	}
+	if o.Warmup < 1 {
+		return fmt.Errorf("bench: --warmup %d: must be ≥ 1 (the first step compiles)", o.Warmup)
 	}
 	for _, b := range o.SampleBatches {
 		if b < 1 {
@@ -257,7 +265,7 @@ func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, err
 		return TrainResult{}, err
 	}
 	b := TrainBatch(o.Model, rows, o.Len, 1)
-	for range 3 { // compile, then warm the buffer pools
+	for range o.Warmup { // compile, then let the heap and the buffer pools reach their working size
 		if _, err := p.Update(b, 1e-3); err != nil {
 			return TrainResult{}, err
 		}

@@ -58,7 +58,7 @@ policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
 	}
 	o := DefaultOptions()
 	o.Model = policy.Config{DModel: 16, Layers: 1, Heads: 2, DFF: 32, Vocab: 16, MaxLen: 16, InitStd: 0.02}
-	o.Rows, o.Len, o.Reps, o.SampleBatches = 2, 8, 2, []int{1, 3}
+	o.Rows, o.Len, o.Reps, o.Warmup, o.SampleBatches = 2, 8, 2, 2, []int{1, 3}
 	o.IterationConfig, o.Iterations = cfg, 2
 	r, err := Run(context.Background(), o)
 	if err != nil {
@@ -102,6 +102,7 @@ func TestValidate(t *testing.T) {
 		{"len past max_len", func(o *Options) { o.Len = o.Model.MaxLen + 1 }, "max_len"},
 		{"no rows", func(o *Options) { o.Rows = 0 }, "--batch"},
 		{"no reps", func(o *Options) { o.Reps = 0 }, "--reps 0: must be ≥ 1"},
+		{"no warm-up", func(o *Options) { o.Warmup = 0 }, "--warmup 0: must be ≥ 1"},
 		{"decoder batch", func(o *Options) { o.SampleBatches = []int{16, 0} }, "--sample-batches"},
 		{"action tokens", func(o *Options) { o.ActionTokens = 61 }, "--action-tokens 61: must be 0..60"},
 		{"peak", func(o *Options) { o.PeakGFLOPs = -1 }, "--peak-gflops"},

@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/gomlx/gomlx/pkg/core/tensors"
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+)
 
 // selection lists, row by row, the positions of a minibatch whose log-probs the loss reads (those
 // with Weight > 0: the action tokens), padded to q per row. The update gathers them so that the
@@ -105,18 +109,20 @@ func (s *selection) index() *tensors.Tensor {
 // or before the query's position, negInf after.
 func (s *selection) attentionBias(heads int) *tensors.Tensor {
 	n := s.length
-	out := make([]float32, s.rows*heads*s.q*n)
-	for r := range s.rows {
-		for h := range heads {
-			for i := range s.q {
-				row := out[((r*heads+h)*s.q+i)*n:][:n]
-				for j := int(s.pos[r*s.q+i]) + 1; j < n; j++ {
-					row[j] = negInf
+	t := tensors.FromShape(shapes.Make(dtypes.Float32, s.rows, heads, s.q, n)) // zeros
+	tensors.MustMutableFlatData(t, func(out []float32) { // written in place: no second copy
+		for r := range s.rows {
+			for h := range heads {
+				for i := range s.q {
+					row := out[((r*heads+h)*s.q+i)*n:][:n]
+					for j := int(s.pos[r*s.q+i]) + 1; j < n; j++ {
+						row[j] = negInf
+					}
 				}
 			}
 		}
-	}
-	return tensors.FromFlatDataAndDimensions(out, s.rows, heads, s.q, n)
+	})
+	return t
 }
 
 // actionBias is the action-token logit bias [rows, q, vocab]: bias at every selected position (all

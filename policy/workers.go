@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -166,21 +167,27 @@ func parallelRange(n, grain, align int, fn func(lo, hi int)) {
 	p.run((n+step-1)/step, func(i int) { fn(i*step, min(n, (i+1)*step)) })
 }
 
-// scratchPool recycles the scratch buffers of the executors (packed operands, copies): a fresh
-// buffer of a few hundred kilobytes per operation costs more in page faults and zeroing than the
-// operation's arithmetic. Like the Go backend's own buffer pools it is a process-wide cache.
-var scratchPool sync.Pool
+// scratchPools recycle the scratch buffers of the executors (packed operands, copies), one pool
+// per power-of-two capacity so that a request never drops a buffer that is merely too small: a
+// fresh buffer of a few hundred kilobytes costs more in page faults and zeroing than the
+// operation's arithmetic. Like the Go backend's own buffer pools they are a process-wide cache.
+var scratchPools [48]sync.Pool
 
 // getScratch returns a float32 buffer of length n with arbitrary contents; give it back with
 // putScratch once nothing reads it.
 func getScratch(n int) *[]float32 {
-	if b, ok := scratchPool.Get().(*[]float32); ok && cap(*b) >= n {
+	c := bits.Len(uint(max(n, 1) - 1)) // the capacity class: 2^c ≥ n
+	if b, ok := scratchPools[c].Get().(*[]float32); ok {
 		*b = (*b)[:n]
 		return b
 	}
-	b := make([]float32, n)
+	b := make([]float32, n, 1<<c)
 	return &b
 }
 
-// putScratch returns a buffer from getScratch to the pool.
-func putScratch(b *[]float32) { scratchPool.Put(b) }
+// putScratch returns a buffer from getScratch to the pool of its capacity.
+func putScratch(b *[]float32) {
+	if c := bits.Len(uint(cap(*b)) - 1); c < len(scratchPools) && cap(*b) == 1<<c {
+		scratchPools[c].Put(b)
+	}
+}

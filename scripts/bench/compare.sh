@@ -3,7 +3,7 @@
 # on this machine and prints the medians and the graftrl/PyTorch ratios. CI does not run it.
 #
 #   scripts/bench/compare.sh [ROUNDS] [-- flags for both sides: --d-model --layers --heads --d-ff
-#                                       --vocab --max-len --batch --len --sample-batches --reps --action-tokens]
+#                                       --vocab --max-len --batch --len --sample-batches --reps --warmup --action-tokens]
 #
 # Environment: GRAFTRL (a graftrl binary; default: built from this checkout), PYTHON (default
 # /usr/bin/python3, which has Debian's python3-torch), ITER_EVERY (run the RL iteration benchmark

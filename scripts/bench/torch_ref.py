@@ -8,7 +8,7 @@ the script prints the BLAS library and kernel it runs with. OPENBLAS_CORETYPE an
 OPENBLAS_L2_SIZE are removed from this process's environment before torch loads, because on the
 build machines they force a slow OpenBLAS kernel and would flatter graftrl.
 
-What is timed (medians over --reps repetitions after warm-up):
+What is timed (medians over --reps repetitions after --warmup untimed train steps):
   * train step: forward + backward + Adam on a Rows x Len minibatch, exactly graftrl's
     policy.Update: pre-LN decoder (token + position embeddings, causal attention scaled by
     1/sqrt(head_dim), tanh-GELU MLP, final LayerNorm, head), action-token logit mask, per-token
@@ -257,6 +257,7 @@ def main():
     ap.add_argument("--sample-batches", default="1,16,64")
     ap.add_argument("--action-tokens", type=int, default=4, help="ids 4..4+k-1 are the action tokens (0: no mask)")
     ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--warmup", type=int, default=15, help="untimed train steps before the timed ones")
     ap.add_argument("--threads", type=int, default=0,
                     help="intra-op threads; 0 (default) times each measurement with 1 thread and with one per "
                          "core and reports the faster, so that PyTorch is compared at its best")
@@ -300,7 +301,7 @@ def main():
         best = None
         for threads in thread_counts:
             torch.set_num_threads(threads)
-            for _ in range(3):
+            for _ in range(a.warmup):
                 train_step(model, opt, params, batch, action_bias)
             times = []
             for _ in range(a.reps):
