@@ -110,7 +110,7 @@ func (s *selection) index() *tensors.Tensor {
 func (s *selection) attentionBias(heads int) *tensors.Tensor {
 	n := s.length
 	t := tensors.FromShape(shapes.Make(dtypes.Float32, s.rows, heads, s.q, n)) // zeros
-	tensors.MustMutableFlatData(t, func(out []float32) { // written in place: no second copy
+	tensors.MustMutableFlatData(t, func(out []float32) {                       // written in place: no second copy
 		for r := range s.rows {
 			for h := range heads {
 				for i := range s.q {
