@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"math"
+
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -72,18 +74,15 @@ func broadcastStrides(outDims, opDims, axes []int) ([]int, bool) {
 // broadcastFloat32 writes out (row-major with outDims) with out[idx] = x[Σ idx[a]·strides[a]].
 // The innermost axis is a copy (stride 1), a fill (stride 0) or a strided gather.
 func broadcastFloat32(out []float32, outDims []int, x []float32, strides []int) {
-	rank := len(outDims)
 	if len(out) == 0 {
 		return
 	}
-	if rank == 0 {
-		if len(out) > 0 {
-			out[0] = x[0]
-		}
+	outDims, strides = mergeAxes(outDims, strides)
+	if len(outDims) == 0 {
+		out[0] = x[0]
 		return
 	}
-	last := rank - 1
-	inner := outDims[last]
+	inner := outDims[len(outDims)-1]
 	if inner == 0 {
 		return
 	}
@@ -93,11 +92,37 @@ func broadcastFloat32(out []float32, outDims []int, x []float32, strides []int) 
 	})
 }
 
+// mergeAxes drops the axes of size 1 and merges each axis into the next where one stride walks
+// both (stride[a] = stride[a+1]·dims[a+1], a run of copies or of fills), so that rows are as
+// long as the layout allows: a scalar broadcast to [n, 1] is one fill of n values, not n rows of
+// one.
+func mergeAxes(dims, strides []int) ([]int, []int) {
+	var d, s []int
+	for a, n := range dims {
+		if n == 1 {
+			continue
+		}
+		if k := len(d) - 1; k >= 0 && s[k] == strides[a]*n {
+			d[k] *= n
+			s[k] = strides[a]
+			continue
+		}
+		d, s = append(d, n), append(s, strides[a])
+	}
+	return d, s
+}
+
 // broadcastRows fills rows r0..r1−1 (runs along the last axis) of broadcastFloat32's output.
 func broadcastRows(out []float32, outDims []int, x []float32, strides []int, r0, r1 int) {
 	last := len(outDims) - 1
 	inner, innerStride := outDims[last], strides[last]
 	idx := make([]int, last)
+	// Strided rows of 16 values or more go 16 at a time through one AVX-512 gather.
+	var idx16 [16]int32
+	gather := useAVX512 && innerStride > 1 && inner >= 16 && 16*innerStride <= math.MaxInt32/4
+	for j := range idx16 {
+		idx16[j] = int32(j * innerStride)
+	}
 	for a, r := last-1, r0; a >= 0; a-- {
 		idx[a] = r % outDims[a]
 		r /= outDims[a]
@@ -121,7 +146,13 @@ func broadcastRows(out []float32, outDims []int, x []float32, strides []int, r0,
 				row[j] = v
 			}
 		default:
-			for j := range row {
+			j := 0
+			if gather {
+				_ = x[base+(inner-1)*innerStride] // the last value read
+				j = inner &^ 15
+				gatherF32AVX512(&row[0], &x[base], &idx16[0], j/16, 64*innerStride)
+			}
+			for ; j < inner; j++ {
 				row[j] = x[base+j*innerStride]
 			}
 		}

@@ -41,6 +41,8 @@ func TestBroadcastInDimExecutor(t *testing.T) {
 		// Large enough for the worker pool; rows of 37 values filled 16 at a time plus a tail.
 		{"row statistic, split across workers", []int{30, 40}, []int{30, 40, 37}, []int{0, 1}},
 		{"bias over many rows", []int{37}, []int{1200, 37}, []int{1}},
+		{"scalar to a column", []int{}, []int{3000, 1}, []int{}},
+		{"row statistic with unit axes", []int{5, 1, 3}, []int{5, 1, 3, 1, 4}, []int{0, 1, 2}},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range cases {
@@ -134,5 +136,21 @@ func TestExecutorParamsReadable(t *testing.T) {
 	}
 	if !ok || p.batch != 1 || p.m != 2 || p.n != 5 || p.k != 3 {
 		t.Fatalf("DotGeneral params: ok %v, %+v, want batch 1, m 2, n 5, k 3", ok, p)
+	}
+}
+
+func TestMergeAxes(t *testing.T) {
+	cases := []struct{ dims, strides, wantDims, wantStrides []int }{
+		{[]int{300, 1}, []int{0, 0}, []int{300}, []int{0}},                           // a fill
+		{[]int{2, 3, 4}, []int{12, 4, 1}, []int{24}, []int{1}},                       // a copy
+		{[]int{2, 3, 4}, []int{3, 1, 0}, []int{6, 4}, []int{1, 0}},                   // rows of fills
+		{[]int{4, 16, 64}, []int{1024, 1, 16}, []int{4, 16, 64}, []int{1024, 1, 16}}, // a transpose
+		{[]int{1, 1}, []int{0, 5}, nil, nil},
+	}
+	for _, c := range cases {
+		d, s := mergeAxes(c.dims, c.strides)
+		if !slices.Equal(d, c.wantDims) || !slices.Equal(s, c.wantStrides) {
+			t.Errorf("mergeAxes(%v, %v) = %v, %v; want %v, %v", c.dims, c.strides, d, s, c.wantDims, c.wantStrides)
+		}
 	}
 }

@@ -329,3 +329,30 @@ packloop:
 packdone:
 	VZEROUPPER
 	RET
+
+// func gatherF32AVX512(dst *float32, src *float32, idx *int32, chunks, step int)
+//
+// Gathers chunks × 16 values: chunk c is dst[16c + j] = src[c·step/4 + idx[j]] for j < 16 (step
+// in bytes), one 16-lane gather per chunk (AVX-512F). Bounds are checked by the Go caller.
+TEXT ·gatherF32AVX512(SB), NOSPLIT, $0-40
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      idx+16(FP), AX
+	MOVQ      chunks+24(FP), CX
+	MOVQ      step+32(FP), DX
+	TESTQ     CX, CX
+	JEQ       gatherdone
+	VMOVDQU32 (AX), Z1
+
+gatherloop:
+	KXNORW     K1, K1, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       DX, SI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        gatherloop
+
+gatherdone:
+	VZEROUPPER
+	RET

@@ -26,3 +26,8 @@ func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *
 //
 //go:noescape
 func packGroupAVX512(dst *float32, r *float32, idx *int32, k int)
+
+// gatherF32AVX512 is the strided gather of dotkernel512_amd64.s; see broadcastRows.
+//
+//go:noescape
+func gatherF32AVX512(dst *float32, src *float32, idx *int32, chunks, step int)

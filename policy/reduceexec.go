@@ -120,9 +120,7 @@ func reduceTrailing(out, x []float32, inner int, isMax bool) {
 		row := x[r*inner : (r+1)*inner]
 		acc := init
 		if isMax {
-			for _, v := range row {
-				acc = max(acc, v)
-			}
+			acc = maxRow(init, row)
 		} else {
 			for _, v := range row {
 				acc += v
@@ -130,6 +128,24 @@ func reduceTrailing(out, x []float32, inner int, isMax bool) {
 		}
 		out[r] = acc
 	}
+}
+
+// maxRow is max(init, row...). Go's max is associative and commutative (a NaN wins, +0 beats
+// −0), so four interleaved running maxima give the in-order result with four comparisons in
+// flight instead of one.
+func maxRow(init float32, row []float32) float32 {
+	a, b, c, d := init, init, init, init
+	j := 0
+	for ; j+4 <= len(row); j += 4 {
+		a = max(a, row[j])
+		b = max(b, row[j+1])
+		c = max(c, row[j+2])
+		d = max(d, row[j+3])
+	}
+	for ; j < len(row); j++ {
+		a = max(a, row[j])
+	}
+	return max(max(a, b), max(c, d))
 }
 
 // reduceLeading sets out[j] to the reduction over the outer rows of x (rows of inner values) of

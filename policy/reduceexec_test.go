@@ -87,3 +87,39 @@ func TestReduceExecutors(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxRowMatchesInOrder pins the interleaved maximum to the in-order one on the values where
+// max is delicate: NaN (the result is NaN), +0 against −0, infinities, and every length mod 4.
+func TestMaxRowMatchesInOrder(t *testing.T) {
+	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)),
+		float32(math.Inf(-1)), -1, 2.5, math.MaxFloat32, -math.MaxFloat32}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 5000 {
+		row := make([]float32, rng.IntN(13))
+		for i := range row {
+			row[i] = special[rng.IntN(len(special))]
+		}
+		if trial%2 == 0 { // NaN-free rows too
+			for i := range row {
+				if row[i] != row[i] {
+					row[i] = float32(math.Copysign(0, -1))
+				}
+			}
+		}
+		init := float32(math.Inf(-1))
+		want := init
+		for _, v := range row {
+			want = max(want, v)
+		}
+		got := maxRow(init, row)
+		if want != want {
+			if got == got {
+				t.Fatalf("maxRow(%v) = %v, want NaN", row, got)
+			}
+			continue
+		}
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("maxRow(%v) = %v, in order gives %v", row, got, want)
+		}
+	}
+}

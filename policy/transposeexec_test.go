@@ -23,6 +23,10 @@ func TestTransposeExecutor(t *testing.T) {
 		{[]int{2, 3, 4, 5}, []int{3, 1, 0, 2}},
 		{[]int{1, 4, 1, 3}, []int{2, 0, 3, 1}}, // unit axes: a plain copy
 		{[]int{7}, []int{0}},
+		// Strided rows of 16 and more (16-lane gathers plus a tail), as the attention gradients'
+		// transposes [B,H,hd,T] → [B,T,H,hd] have, large enough to be split across the pool.
+		{[]int{2, 20, 37}, []int{0, 2, 1}},
+		{[]int{16, 4, 16, 64}, []int{0, 3, 1, 2}},
 	}
 	for _, tc := range cases {
 		x := randomFloats(rng, tc.dims)
