@@ -109,8 +109,9 @@ func (s *selection) index() *tensors.Tensor {
 // or before the query's position, negInf after.
 func (s *selection) attentionBias(heads int) *tensors.Tensor {
 	n := s.length
-	t := tensors.FromShape(shapes.Make(dtypes.Float32, s.rows, heads, s.q, n)) // zeros
-	tensors.MustMutableFlatData(t, func(out []float32) {                       // written in place: no second copy
+	// A new tensor holds zeros; the masked entries are written into it in place (no second copy).
+	t := tensors.FromShape(shapes.Make(dtypes.Float32, s.rows, heads, s.q, n))
+	tensors.MustMutableFlatData(t, func(out []float32) {
 		for r := range s.rows {
 			for h := range heads {
 				for i := range s.q {
