@@ -217,7 +217,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	const minMACs = 1 << 15
 	chunks := 1
 	if batch < workers && batch*m*n*k >= 2*minMACs {
-		chunks = min(workers, max(1, (m+3)/4))
+		chunks = min(4*workers, max(1, (m+15)/16)) // several per worker: a late one leaves less to wait for
 	}
 	unit := func(u int) {
 		e, c := u/chunks, u%chunks
