@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -195,16 +196,22 @@ func checkDotReadsInPlace(t *testing.T) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range execCases {
-		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
-		batch, m, n, k := tc.sizes()
-		want := dotCanonical(lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k)
-		for _, workers := range []int{1, 3} {
-			got := make([]float32, len(want))
-			dotFloat32(got, lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k, workers)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s, %d workers: out[%d] = %v, copying first gives %v", tc.name, workers, i, got[i], want[i])
-				}
+		checkDotBitExact(t, tc, randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims))
+	}
+}
+
+// checkDotBitExact runs dotFloat32 on one case with 1 and 3 workers against dotCanonical (both
+// operands copied, then the panel kernel), bit for bit.
+func checkDotBitExact(t *testing.T, tc execCase, lhs, rhs []float32) {
+	t.Helper()
+	batch, m, n, k := tc.sizes()
+	want := dotCanonical(lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k)
+	for _, workers := range []int{1, 3} {
+		got := make([]float32, len(want))
+		dotFloat32(got, lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k, workers)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s, %d workers: out[%d] = %v, copying first gives %v", tc.name, workers, i, got[i], want[i])
 			}
 		}
 	}
@@ -300,17 +307,7 @@ func TestDotSumRowsMatchesKernel(t *testing.T) {
 		for i := range rhs {
 			rhs[i] = 1
 		}
-		c := execCase{"ones", tc.lhsDims, rhsDims, tc.lhsC, tc.lhsB, []int{len(rhsDims) - 1}, rhsB}
-		batch, m, n, k := c.sizes()
-		want := dotCanonical(lhs, c.lhsDims, c.lhsB, c.lhsC, rhs, c.rhsDims, c.rhsB, c.rhsC, batch, m, n, k)
-		for _, workers := range []int{1, 2} {
-			got := make([]float32, len(want))
-			dotFloat32(got, lhs, c.lhsDims, c.lhsB, c.lhsC, rhs, c.rhsDims, c.rhsB, c.rhsC, batch, m, n, k, workers)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%v: out[%d] = %v, the kernels give %v", tc.lhsDims, i, got[i], want[i])
-				}
-			}
-		}
+		name := fmt.Sprintf("ones, lhs %v", tc.lhsDims)
+		checkDotBitExact(t, execCase{name, tc.lhsDims, rhsDims, tc.lhsC, tc.lhsB, []int{len(rhsDims) - 1}, rhsB}, lhs, rhs)
 	}
 }
