@@ -83,6 +83,8 @@ type TrainResult struct {
 	Len       int     `json:"len"`
 	Ms        float64 `json:"ms"`     // median
 	MinMs     float64 `json:"min_ms"` // fastest repetition
+	Reps      int     `json:"reps"`   // timed repetitions
+	Warmup    int     `json:"warmup"` // untimed steps before them
 	GFLOPs    float64 `json:"gflops"` // TrainStepFLOPs / median time
 	PeakShare float64 `json:"peak_share"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
@@ -278,7 +280,7 @@ func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, err
 		}
 		times = append(times, time.Since(t0).Seconds()*1e3)
 	}
-	return TrainResult{Rows: rows, Len: o.Len, Ms: median(times), MinMs: slices.Min(times),
+	return TrainResult{Rows: rows, Len: o.Len, Ms: median(times), MinMs: slices.Min(times), Reps: o.Reps, Warmup: o.Warmup,
 		PeakRSSMB: float64(peakRSS()) / (1 << 20)}, nil
 }
 
@@ -448,7 +450,9 @@ func (r *Report) WriteText(w io.Writer) {
 		r.Config.DModel, r.Config.Layers, r.Config.Heads, r.Config.Hidden(), r.Config.Vocab, r.Config.MaxLen, r.Config.NumParams())
 	fmt.Fprintf(w, "peak: %.0f GFLOP/s = %s; scalar (no SIMD) peak %.0f GFLOP/s\n", m.PeakGFLOPs, m.PeakDerivation, m.ScalarPeakGFLOPs)
 	fmt.Fprintf(w, "load average (1 min): %.2f at start, %.2f at end\n\n", r.LoadStart, r.LoadEnd)
-	fmt.Fprintln(w, "train step (forward + backward + Adam), median")
+	if len(r.Train) > 0 {
+		fmt.Fprintf(w, "train step (forward + backward + Adam), median of %d after %d untimed steps\n", r.Train[0].Reps, r.Train[0].Warmup)
+	}
 	for _, t := range r.Train {
 		fmt.Fprintf(w, "  T%d×B%-4d %8.1f ms (min %.1f)  %6.2f GFLOP/s  %5.2f%% of peak  peak RSS %.0f MB\n",
 			t.Len, t.Rows, t.Ms, t.MinMs, t.GFLOPs, 100*t.PeakShare, t.PeakRSSMB)
