@@ -38,6 +38,9 @@ type poolJob struct {
 	fn   func(i int)
 	next atomic.Int64 // next unclaimed iteration
 	left atomic.Int64 // iterations not finished
+	// panicked is the first panic of an iteration, re-raised on run's caller (where GoMLX turns
+	// an executor's panic into an error) rather than ending the process from a helper.
+	panicked atomic.Pointer[any]
 }
 
 // poolHelper is one helper goroutine's parking state.
@@ -75,7 +78,8 @@ func newWorkerPool(helpers int) *workerPool {
 func (p *workerPool) size() int { return len(p.helpers) + 1 }
 
 // run calls fn(i) for i in 0..n−1, spread over the caller and the helpers, and returns when all
-// calls have returned. Iterations must be independent of each other.
+// calls have returned. Iterations must be independent of each other. If one panics, the others
+// still run and run panics with its value on the calling goroutine.
 func (p *workerPool) run(n int, fn func(i int)) {
 	if n <= 0 {
 		return
@@ -103,6 +107,9 @@ func (p *workerPool) run(n int, fn func(i int)) {
 		}
 	}
 	p.job.Store(nil)
+	if v := j.panicked.Load(); v != nil {
+		panic(*v)
+	}
 }
 
 // work claims and runs iterations of j until none is left.
@@ -112,9 +119,19 @@ func (j *poolJob) work() {
 		if i >= j.n {
 			return
 		}
-		j.fn(int(i))
-		j.left.Add(-1)
+		j.call(int(i))
 	}
+}
+
+// call runs iteration i, recording a panic instead of letting it end the goroutine.
+func (j *poolJob) call(i int) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.panicked.CompareAndSwap(nil, &r)
+		}
+		j.left.Add(-1)
+	}()
+	j.fn(i)
 }
 
 // serve is a helper's loop: take part in each new job, poll for the next one for spinFor, then

@@ -55,6 +55,32 @@ func TestWorkerPoolNestedAndConcurrent(t *testing.T) {
 	checkOnce(t, "concurrent callers", counts)
 }
 
+// A panic in an iteration, wherever it runs, reaches run's caller after the other iterations
+// have run, and the pool keeps working.
+func TestWorkerPoolPanicReachesCaller(t *testing.T) {
+	p := newWorkerPool(2)
+	for rep := range 20 {
+		counts := make([]atomic.Int32, 64)
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			p.run(64, func(i int) {
+				counts[i].Add(1)
+				if i == rep {
+					panic(fmt.Sprint("iteration ", i))
+				}
+			})
+			return nil
+		}()
+		if want := fmt.Sprint("iteration ", rep); got != want {
+			t.Fatalf("run panicked with %v, want %q", got, want)
+		}
+		checkOnce(t, "iterations around a panic", counts)
+	}
+	counts := make([]atomic.Int32, 10)
+	p.run(10, func(i int) { counts[i].Add(1) })
+	checkOnce(t, "after panics", counts)
+}
+
 // Helpers park once idle for spinFor, and a loop started afterwards wakes them.
 func TestWorkerPoolParksAndWakes(t *testing.T) {
 	p := newWorkerPool(2)
