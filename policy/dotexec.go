@@ -381,8 +381,9 @@ func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 	for g := range ng {
 		grp := unsafe.Slice(&dst[4*g*k][0], 16*k) // dst[4gk : 4(g+1)k] as floats
 		if gather && 16*g+16 <= n {
-			_ = r[(16*g+15)*ldr+k-1] // the last value the gather reads
-			packGroupAVX512(&grp[0], &r[16*g*ldr], &idx[0], k)
+			// Step i gathers value i of the 16 rows (4 bytes on per step); the last value read:
+			_ = r[(16*g+15)*ldr+k-1]
+			gatherF32AVX512(&grp[0], &r[16*g*ldr], &idx[0], k, 4)
 			continue
 		}
 		for c := range 16 {

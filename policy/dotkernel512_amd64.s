@@ -2,6 +2,26 @@
 
 #include "textflag.h"
 
+// ZERO8 clears eight sums.
+#define ZERO8(A, B, C, D, E, F, G, H) \
+	VPXORD A, A, A; \
+	VPXORD B, B, B; \
+	VPXORD C, C, C; \
+	VPXORD D, D, D; \
+	VPXORD E, E, E; \
+	VPXORD F, F, F; \
+	VPXORD G, G, G; \
+	VPXORD H, H, H
+
+// FIRSTSTEP points R10 and R11 at steps 0 and 1, loads the number of step pairs into DX and
+// jumps to TAIL when there are none.
+#define FIRSTSTEP(TAIL) \
+	XORQ  R10, R10; \
+	MOVQ  isb-32(SP), R11; \
+	MOVQ  pairs-48(SP), DX; \
+	TESTQ DX, DX; \
+	JEQ   TAIL
+
 // PAIRSTEP adds steps i and i+1 of row X to both groups of a pair: X's values at R10 and R11
 // broadcast into BE and BO, multiplied with the first group's w (Z8, Z9) into its even and odd
 // sums E0, O0 and with the second group's (Z18, Z19) into E1, O1.
@@ -92,27 +112,9 @@ group4:
 	MOVQ wg-56(SP), R13
 	MOVQ R13, R15
 	ADDQ gsb-40(SP), R15
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	XORQ R10, R10
-	MOVQ isb-32(SP), R11
-	MOVQ pairs-48(SP), DX
-	TESTQ DX, DX
-	JEQ tail4x2
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	ZERO8(Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17)
+	FIRSTSTEP(tail4x2)
 
 pair4x2:
 	VMOVUPS (R13), Z8
@@ -169,19 +171,8 @@ store4x2:
 
 group4one:
 	MOVQ wg-56(SP), R13
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	XORQ R10, R10
-	MOVQ isb-32(SP), R11
-	MOVQ pairs-48(SP), DX
-	TESTQ DX, DX
-	JEQ tail4
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	FIRSTSTEP(tail4)
 
 pair4:
 	VMOVUPS (R13), Z8
@@ -292,37 +283,12 @@ done:
 	VZEROUPPER
 	RET
 
-// func packGroupAVX512(dst *float32, r *float32, idx *int32, k int)
-//
-// Transposes sixteen rows into one group of the 16-lane kernel: dst[16i + c] = r[idx[c] + i] for
-// i < k and c < 16, one 16-lane gather per step (AVX-512F). idx holds the rows' offsets from r in
-// elements; bounds are checked by the Go caller.
-TEXT ·packGroupAVX512(SB), NOSPLIT, $0-32
-	MOVQ      dst+0(FP), DI
-	MOVQ      r+8(FP), SI
-	MOVQ      idx+16(FP), AX
-	MOVQ      k+24(FP), CX
-	TESTQ     CX, CX
-	JEQ       packdone
-	VMOVDQU32 (AX), Z1
-
-packloop:
-	KXNORW     K1, K1, K1
-	VGATHERDPS (SI)(Z1*4), K1, Z0
-	VMOVUPS    Z0, (DI)
-	ADDQ       $4, SI
-	ADDQ       $64, DI
-	DECQ       CX
-	JNZ        packloop
-
-packdone:
-	VZEROUPPER
-	RET
-
 // func gatherF32AVX512(dst *float32, src *float32, idx *int32, chunks, step int)
 //
 // Gathers chunks × 16 values: chunk c is dst[16c + j] = src[c·step/4 + idx[j]] for j < 16 (step
-// in bytes), one 16-lane gather per chunk (AVX-512F). Bounds are checked by the Go caller.
+// in bytes), one 16-lane gather per chunk (AVX-512F): strided rows (broadcastRows) and, with a
+// step of one value, sixteen rows transposed into a group of the 16-lane kernel (packGroupsNK).
+// Bounds are checked by the Go caller.
 TEXT ·gatherF32AVX512(SB), NOSPLIT, $0-40
 	MOVQ      dst+0(FP), DI
 	MOVQ      src+8(FP), SI

@@ -22,12 +22,7 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 //go:noescape
 func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int)
 
-// packGroupAVX512 is the gather kernel of dotkernel512_amd64.s; see packGroupsNK.
-//
-//go:noescape
-func packGroupAVX512(dst *float32, r *float32, idx *int32, k int)
-
-// gatherF32AVX512 is the strided gather of dotkernel512_amd64.s; see broadcastRows.
+// gatherF32AVX512 is the gather of dotkernel512_amd64.s; see broadcastRows and packGroupsNK.
 //
 //go:noescape
 func gatherF32AVX512(dst *float32, src *float32, idx *int32, chunks, step int)

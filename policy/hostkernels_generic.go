@@ -16,10 +16,6 @@ func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, i
 	panic("policy: no AVX-512 kernel on this platform")
 }
 
-func packGroupAVX512(*float32, *float32, *int32, int) {
-	panic("policy: no AVX-512 kernel on this platform")
-}
-
 func gatherF32AVX512(*float32, *float32, *int32, int, int) {
 	panic("policy: no AVX-512 kernel on this platform")
 }
