@@ -120,20 +120,13 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 }
 
 // dotFloat32 computes out[b,i,j] = Σ_c lhs[b,i,c]·rhs[b,j,c] (operands in normalised axis
-// order) into out, [batch, m, n] row-major, using up to workers goroutines. Operands are read
+// order) into out, [batch, m, n] row-major, splitting the work for up to workers goroutines of
+// the worker pool (1: all on the caller). Operands are read
 // where they lie whenever their free axes and their contracting axes each collapse to one
 // stride (see operandLayout) and the kernel that reads them takes that layout; otherwise they are
 // first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, workers int) {
-	if n == 1 && k > 0 && allOnes(rhs) {
-		if lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting); ok && (lo.contr == 1 || k == 1) {
-			parallelRange(batch*m, max(1, elementGrain/k), 1, func(r0, r1 int) {
-				sumRows(out[r0:r1], lhs, k, func(r int) int { return lo.off[r/m] + r%m*lo.free }, r0)
-			})
-			return
-		}
-	}
 	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
 	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
 	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
@@ -143,9 +136,8 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
 	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
 	if !nk && !kn {
-		t := getScratch(len(rhs))
+		t := transposedScratch(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
 		defer putScratch(t)
-		transposeInto(*t, rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
 		rhs = *t
 		ro, kn = stridedLayout(batch, k*n, 1, n), true
 	}
@@ -190,19 +182,12 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 			}
 		}
 	}
-	if len(panels) >= 2*elementGrain/4 {
-		pool().run(batch, pack)
-	} else {
-		for e := range batch {
-			pack(e)
-		}
-	}
+	forEach(batch, len(panels) >= 2*elementGrain/4, pack)
 	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
 	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
 	if !ok || !(lo.contr == 1 || k <= 1 || rest == 0) {
-		t := getScratch(len(lhs))
+		t := transposedScratch(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
 		defer putScratch(t)
-		transposeInto(*t, lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
 		lhs = *t
 		lo = stridedLayout(batch, m*k, k, 1)
 	}
@@ -243,50 +228,15 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 			}
 		}
 	}
-	units := batch * chunks
-	if workers > 1 && batch*m*n*k >= 2*minMACs {
-		pool().run(units, unit)
-		return
-	}
-	for u := range units {
-		unit(u)
-	}
+	forEach(batch*chunks, workers > 1 && batch*m*n*k >= 2*minMACs, unit)
 }
 
-// allOnes reports whether every value of x is exactly 1.
-func allOnes(x []float32) bool {
-	for _, v := range x {
-		if v != 1 {
-			return false
-		}
-	}
-	return true
-}
-
-// sumRows sets out[i] to the sum of the k contiguous values of row r0+i of x, which starts at
-// x[at(r0+i)], in the arithmetic the panel kernel gives a contraction with one column of ones
-// (sumLast's DotGeneral): one chain of multiply-adds by exactly 1 — additions — in order,
-// starting from +0. Four rows go side by side so that four sums are in flight.
-func sumRows(out, x []float32, k int, at func(r int) int, r0 int) {
-	i := 0
-	for ; i+4 <= len(out); i += 4 {
-		a, b, c, d := x[at(r0+i):][:k], x[at(r0+i+1):][:k], x[at(r0+i+2):][:k], x[at(r0+i+3):][:k]
-		var sa, sb, sc, sd float32
-		for j := range a {
-			sa += a[j]
-			sb += b[j]
-			sc += c[j]
-			sd += d[j]
-		}
-		out[i], out[i+1], out[i+2], out[i+3] = sa, sb, sc, sd
-	}
-	for ; i < len(out); i++ {
-		var s float32
-		for _, v := range x[at(r0+i):][:k] {
-			s += v
-		}
-		out[i] = s
-	}
+// transposedScratch returns a scratch buffer (give it back with putScratch) holding x, row-major
+// with dims, with its axes permuted by perm.
+func transposedScratch(x []float32, dims, perm []int) *[]float32 {
+	t := getScratch(len(x))
+	transposeInto(*t, x, dims, perm)
+	return t
 }
 
 // operandLayout places a DotGeneral operand's values: example e's value at free index j and

@@ -194,8 +194,7 @@ func permuteTo(g *Node, pos []int) *Node {
 
 // outerProduct returns out[batch…, vFree…, yRest…] = v[batch…, vFree…] · y[batch…, yRest…], where
 // v's batch axes lead and y's batch axes are yBatch (paired in order) and yRest are y's remaining
-// axes in order. A y that is a broadcast scalar constant c (a vector of ones, as in sumLast)
-// reduces it to one broadcast of v, times c.
+// axes in order.
 func outerProduct(v, y *Node, yBatch []int) *Node {
 	nb := len(yBatch)
 	yRest := freeAxes(y.Rank(), nil, yBatch)
@@ -206,12 +205,6 @@ func outerProduct(v, y *Node, yBatch []int) *Node {
 	}
 	restAxes := axisRange(v.Rank(), len(yRest)) // where y's own axes go in the result
 	out := ExpandAndBroadcast(v, dims, restAxes)
-	if c, ok := scalarBroadcastValue(y); ok {
-		if c != 1 {
-			out = MulScalar(out, c)
-		}
-		return out
-	}
 	yt := permuteTo(y, yOrder)
 	vFreeAxes := axisRange(nb, v.Rank()-nb) // where v's free axes go in the result
 	return Mul(out, ExpandAndBroadcast(yt, dims, vFreeAxes))

@@ -145,3 +145,16 @@ func binaryFloat32(dst, l, r []float32, op binaryOp) {
 		dst[i] = op.apply(l[i], r[i])
 	}
 }
+
+// addInPlace sets dst[i] += src[i] for i < len(dst): the same additions as the loop, eight lanes
+// at a time where the CPU has AVX.
+func addInPlace(dst, src []float32) {
+	if useAVX {
+		binaryFloat32(dst, dst, src, opAdd)
+		return
+	}
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}

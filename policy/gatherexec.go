@@ -186,10 +186,7 @@ func execRowScatterSum(b *simplego.Backend, node *simplego.Node, in []*simplego.
 	rs := r.rowSize
 	copy(dst, x) // a no-op when the operand was taken over
 	for t, row := range rows {
-		o, u := dst[row*rs:(row+1)*rs], upd[t*rs:(t+1)*rs]
-		for i := range o {
-			o[i] += u[i]
-		}
+		addInPlace(dst[row*rs:(row+1)*rs], upd[t*rs:(t+1)*rs])
 	}
 	return out, true
 }

@@ -1,45 +1,26 @@
 package policy
 
 import (
-	"reflect"
-
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // The pure-Go backend runs a graph node by node, and its per-element cost differs a lot between
-// ops that compute the same thing. Measured on the build machine (ns per element, float32):
-// same-shape binary op 0.6, op with a scalar 0.35, BroadcastInDim 2.4, binary op with implicit
-// broadcasting 4.6–5, ReduceSum over the last axis 4 (over the first 2.3), a DotGeneral that
-// contracts the last axis with a vector 0.9, Exp 9, Tanh 2.6, GoMLX's Softmax ~30. The helpers
-// below are the cheap forms; the model uses them instead of implicit broadcasting, ReduceSum and
-// Softmax. They compute the same function: only the order of float32 additions differs.
+// ops that compute the same thing. Measured on the build machine with the backend's own executors
+// (ns per element, float32): same-shape binary op 0.6, op with a scalar 0.35, binary op with
+// implicit broadcasting 4.6–5, GoMLX's Softmax ~30. The helpers below are the cheap forms, which
+// graftrl's executors (*exec.go) run fastest: explicit broadcasts and reductions over the last
+// axis instead of implicit broadcasting and Softmax. They compute the same function: only the
+// order of float32 additions differs.
 
 // smallDotCross is the largest per-example lhs×rhs cross size the Go backend multiplies with its
 // unblocked "small" DotGeneral; above it, operands are copied into padded 32×32 blocks, which
 // would multiply a vector contraction's work by 32.
 const smallDotCross = 16 * 32 * 32
 
-// sumLast sums x over its last axis: a DotGeneral with a vector of ones, whose contraction is the
-// innermost (contiguous) axis. The rows are split into a few batch examples so that each stays in
-// the backend's unblocked path and the examples run on separate cores.
+// sumLast sums x over its last axis.
 func sumLast(x *Node) *Node {
-	dims := x.Shape().Dimensions
-	k := dims[len(dims)-1]
-	m := x.Shape().Size() / k
-	b := 1
-	if m*k >= 1<<16 {
-		b = 2 // enough work to share between two cores
-	}
-	for m%b == 0 && m/b > smallDotCross {
-		b *= 2
-	}
-	if m%b != 0 {
-		return ReduceSum(x, -1)
-	}
-	ones := Ones(x.Graph(), shapes.Make(x.DType(), b, k))
-	s := DotGeneral(Reshape(x, b, m/b, k), []int{2}, []int{0}, ones, []int{1}, []int{0})
-	return Reshape(s, dims[:len(dims)-1]...)
+	return ReduceSum(x, -1)
 }
 
 // broadcastLast repeats v (shape dims[:r−1]) along a new last axis of size dims[r−1].
@@ -60,23 +41,6 @@ func broadcastLeading(v *Node, dims []int) *Node {
 // than an implicitly broadcast Add, and its gradient is the same reduction.
 func addBias(y, b *Node) *Node {
 	return Add(y, broadcastLeading(b, y.Shape().Dimensions))
-}
-
-// scalarBroadcastValue reports whether n is a scalar constant broadcast to a shape (as Ones and
-// Zeros build them) and its value.
-func scalarBroadcastValue(n *Node) (float64, bool) {
-	if n.Type() != NodeTypeBroadcastInDim {
-		return 0, false
-	}
-	in := n.Inputs()[0]
-	if in.Type() != NodeTypeConstant || !in.Shape().IsScalar() || !in.DType().IsFloat() {
-		return 0, false
-	}
-	v := reflect.ValueOf(in.ConstantValue().Value())
-	if !v.CanConvert(reflect.TypeFor[float64]()) {
-		return 0, false
-	}
-	return v.Convert(reflect.TypeFor[float64]()).Float(), true
 }
 
 // The gradient of BroadcastInDim is a sum over the broadcast axes. GoMLX builds it as ReduceSum;

@@ -157,17 +157,12 @@ func reduceLeading(out, x []float32, outer, inner, col int, isMax bool) {
 	}
 	for r := range outer {
 		row := x[r*inner+col : r*inner+col+len(out)]
-		switch {
-		case isMax:
+		if isMax {
 			for j, v := range row {
 				out[j] = max(out[j], v)
 			}
-		case useAVX:
-			binaryFloat32(out, out, row, opAdd) // the same additions, eight lanes at a time
-		default:
-			for j, v := range row {
-				out[j] += v
-			}
+		} else {
+			addInPlace(out, row)
 		}
 	}
 }

@@ -64,25 +64,25 @@ func selectPositions(b *TrainBatch) *selection {
 
 // floats gathers a [rows·length] array into [rows, q] (0 at padding slots).
 func (s *selection) floats(v []float32) *tensors.Tensor {
-	out := make([]float32, len(s.src))
-	for i, j := range s.src {
-		if j >= 0 {
-			out[i] = v[j]
+	return filledTensor(func(out []float32) {
+		for i, j := range s.src {
+			if j >= 0 {
+				out[i] = v[j]
+			}
 		}
-	}
-	return tensors.FromFlatDataAndDimensions(out, s.rows, s.q)
+	}, s.rows, s.q)
 }
 
 // ints gathers a [rows·length] array into [rows, q] (pad at padding slots).
 func (s *selection) ints(v []int32, pad int32) *tensors.Tensor {
-	out := make([]int32, len(s.src))
-	for i, j := range s.src {
-		out[i] = pad
-		if j >= 0 {
-			out[i] = v[j]
+	return filledTensor(func(out []int32) {
+		for i, j := range s.src {
+			out[i] = pad
+			if j >= 0 {
+				out[i] = v[j]
+			}
 		}
-	}
-	return tensors.FromFlatDataAndDimensions(out, s.rows, s.q)
+	}, s.rows, s.q)
 }
 
 // scatter spreads a gathered [rows·q] array back to [rows·length], with 0 at unselected positions.
@@ -98,20 +98,18 @@ func (s *selection) scatter(v []float32) []float32 {
 
 // index is the Gather index [rows, q, 2] of (row, position) pairs.
 func (s *selection) index() *tensors.Tensor {
-	out := make([]int32, 0, 2*len(s.pos))
-	for i, t := range s.pos {
-		out = append(out, int32(i/s.q), t)
-	}
-	return tensors.FromFlatDataAndDimensions(out, s.rows, s.q, 2)
+	return filledTensor(func(out []int32) {
+		for i, t := range s.pos {
+			out[2*i], out[2*i+1] = int32(i/s.q), t
+		}
+	}, s.rows, s.q, 2)
 }
 
 // attentionBias is the causal bias [rows, heads, q, length] of the selected queries: 0 for keys at
 // or before the query's position, negInf after.
 func (s *selection) attentionBias(heads int) *tensors.Tensor {
 	n := s.length
-	// A new tensor holds zeros; the masked entries are written into it in place (no second copy).
-	t := tensors.FromShape(shapes.Make(dtypes.Float32, s.rows, heads, s.q, n))
-	tensors.MustMutableFlatData(t, func(out []float32) {
+	return filledTensor(func(out []float32) {
 		for r := range s.rows {
 			for h := range heads {
 				for i := range s.q {
@@ -122,19 +120,26 @@ func (s *selection) attentionBias(heads int) *tensors.Tensor {
 				}
 			}
 		}
-	})
-	return t
+	}, s.rows, heads, s.q, n)
 }
 
 // actionBias is the action-token logit bias [rows, q, vocab]: bias at every selected position (all
 // of them are action tokens), 0 at padding slots.
 func (s *selection) actionBias(bias []float32) *tensors.Tensor {
 	v := len(bias)
-	out := make([]float32, len(s.src)*v)
-	for i, j := range s.src {
-		if j >= 0 {
-			copy(out[i*v:(i+1)*v], bias)
+	return filledTensor(func(out []float32) {
+		for i, j := range s.src {
+			if j >= 0 {
+				copy(out[i*v:(i+1)*v], bias)
+			}
 		}
-	}
-	return tensors.FromFlatDataAndDimensions(out, s.rows, s.q, v)
+	}, s.rows, s.q, v)
+}
+
+// filledTensor returns a new tensor of the given dimensions, zeros until fill writes its values
+// in place (building a slice first and handing it to the tensor would copy it once more).
+func filledTensor[T float32 | int32](fill func(flat []T), dims ...int) *tensors.Tensor {
+	t := tensors.FromShape(shapes.Make(dtypes.FromGenericsType[T](), dims...))
+	tensors.MustMutableFlatData(t, fill)
+	return t
 }

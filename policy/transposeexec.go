@@ -45,17 +45,6 @@ func execTransposeFloat32(b *simplego.Backend, node *simplego.Node, in []*simple
 	return out, true
 }
 
-// transposeTo returns x (row-major with dims) with its axes permuted by perm (output axis i is
-// input axis perm[i]); x itself when perm keeps the memory order.
-func transposeTo(x []float32, dims, perm []int) []float32 {
-	if keepsOrder(dims, perm) {
-		return x
-	}
-	out := make([]float32, len(x))
-	transposeInto(out, x, dims, perm)
-	return out
-}
-
 // transposeInto writes x (row-major with dims) with its axes permuted by perm into out.
 func transposeInto(out, x []float32, dims, perm []int) {
 	rank := len(dims)

@@ -165,6 +165,18 @@ func (p *workerPool) serve(h *poolHelper) {
 	}
 }
 
+// forEach calls fn(i) for i in 0..n−1: across the worker pool when parallel is set, else in order
+// on the caller (work too small to be worth handing out).
+func forEach(n int, parallel bool, fn func(i int)) {
+	if parallel {
+		pool().run(n, fn)
+		return
+	}
+	for i := range n {
+		fn(i)
+	}
+}
+
 // parallelRange calls fn(lo, hi) on consecutive ranges covering 0..n−1, in parallel when n is at
 // least twice grain: up to two ranges per goroutine of the pool, each a multiple of align long
 // (but the last) and at least grain long. Callers whose results do not depend on how a loop is
