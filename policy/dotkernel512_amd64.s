@@ -22,6 +22,15 @@
 	TESTQ DX, DX; \
 	JEQ   TAIL
 
+// NEXTPAIR moves w (R13) and the step offsets (R10, R11) on by two steps and loops to LOOP while
+// step pairs are left.
+#define NEXTPAIR(LOOP) \
+	LEAQ (R13)(R12*2), R13; \
+	ADDQ isb2-64(SP), R10; \
+	ADDQ isb2-64(SP), R11; \
+	DECQ DX; \
+	JNZ  LOOP
+
 // PAIRSTEP adds steps i and i+1 of row X to both groups of a pair: X's values at R10 and R11
 // broadcast into BE and BO, multiplied with the first group's w (Z8, Z9) into its even and odd
 // sums E0, O0 and with the second group's (Z18, Z19) into E1, O1.
@@ -125,12 +134,8 @@ pair4x2:
 	PAIRSTEP(BX, Z1, Z5, Z11, Z15, Z22, Z23)
 	PAIRSTEP(R8, Z2, Z6, Z12, Z16, Z24, Z25)
 	PAIRSTEP(R9, Z3, Z7, Z13, Z17, Z26, Z27)
-	LEAQ (R13)(R12*2), R13
 	LEAQ (R15)(R12*2), R15
-	ADDQ isb2-64(SP), R10
-	ADDQ isb2-64(SP), R11
-	DECQ DX
-	JNZ pair4x2
+	NEXTPAIR(pair4x2)
 
 tail4x2:
 	TESTQ $1, k+48(FP)
@@ -185,12 +190,7 @@ pair4:
 	VFMADD231PS.BCST (R8)(R11*1), Z9, Z6
 	VFMADD231PS.BCST (R9)(R10*1), Z8, Z3
 	VFMADD231PS.BCST (R9)(R11*1), Z9, Z7
-	LEAQ (R13)(R12*2), R13
-	MOVQ isb-32(SP), AX
-	LEAQ (R10)(AX*2), R10
-	LEAQ (R11)(AX*2), R11
-	DECQ DX
-	JNZ pair4
+	NEXTPAIR(pair4)
 
 tail4:
 	TESTQ $1, k+48(FP)
@@ -250,12 +250,7 @@ pair1:
 	VMOVUPS (R13)(R12*1), Z9
 	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
 	VFMADD231PS.BCST (SI)(R11*1), Z9, Z4
-	LEAQ (R13)(R12*2), R13
-	MOVQ isb-32(SP), AX
-	LEAQ (R10)(AX*2), R10
-	LEAQ (R11)(AX*2), R11
-	DECQ DX
-	JNZ pair1
+	NEXTPAIR(pair1)
 
 tail1:
 	TESTQ $1, k+48(FP)

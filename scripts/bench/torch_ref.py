@@ -267,6 +267,8 @@ def main():
     ap.add_argument("--check", metavar="FILE",
                     help="only compare logits with a `graftrl bench --write-check FILE` file (exit 1 above 1e-4)")
     a = ap.parse_args()
+    if a.reps < 1 or a.warmup < 1:
+        ap.error(f"--reps {a.reps} and --warmup {a.warmup} must both be at least 1")
     if a.check:
         diff, scale = check(a.check)
         print(f"max |logit(PyTorch) - logit(graftrl)| = {diff:.3g} (logits up to {scale:.3g})")
