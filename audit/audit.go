@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/tokens"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -124,7 +124,7 @@ type Setup struct {
 	// NewEnv builds one environment instance.
 	NewEnv func() (envs.Env, error)
 	// Vocab is the policy's vocabulary.
-	Vocab *policy.Vocab
+	Vocab *tokens.Vocab
 	// Rollout is the token layout and action masking the policy was trained with.
 	Rollout rollout.Config
 	// NewDecoder returns a decoder of the audited policy for batch rows.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // chainEnv is the audit's test environment, registered nowhere: states 0 … K on a line. "right"
@@ -89,7 +89,7 @@ func (d *chainDecoder) Step(tokens, pos []int32, active []bool) ([]float32, erro
 
 func chainSetup(t *testing.T, group int) Setup {
 	t.Helper()
-	vocab, err := policy.NewVocab((&chainEnv{}).Vocabulary())
+	vocab, err := tokens.NewVocab((&chainEnv{}).Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // uniformDecoder gives every token the same logit; the action bias restricts the choice.
@@ -26,7 +26,7 @@ func TestStochasticEnvReplaysAndBranches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vocab, err := policy.NewVocab(probe.Vocabulary())
+	vocab, err := tokens.NewVocab(probe.Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}

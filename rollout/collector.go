@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // Context layouts (ARCHITECTURE.md, Tokens).
@@ -77,14 +77,14 @@ type Request struct {
 // call per token.
 type Collector struct {
 	cfg     Config
-	vocab   *policy.Vocab
+	vocab   *tokens.Vocab
 	newEnv  func() (envs.Env, error)
 	envs    []envs.Env
 	scratch []float32
 }
 
 // NewCollector creates a collector. newEnv builds one env instance per parallel episode.
-func NewCollector(cfg Config, vocab *policy.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
+func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -195,13 +195,13 @@ func (c *Collector) take(s *slot, tok int32, lp float32, st *Stats) bool {
 	s.seq = append(s.seq, tok)
 	s.logp = append(s.logp, lp)
 	s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
-	if tok != policy.EOAID {
+	if tok != tokens.EOAID {
 		s.action = append(s.action, tok)
 		if len(s.action) < c.cfg.ActionMaxTokens {
 			return false
 		}
 		if c.cfg.ActionMaxTokens > 1 {
-			c.push(s, policy.EOAID)
+			c.push(s, tokens.EOAID)
 		}
 	}
 	c.act(s, st)
@@ -243,8 +243,8 @@ func (c *Collector) reset(s *slot, st *Stats) {
 		s.over = true
 		return
 	}
-	s.instr = c.vocab.Encode([]int32{policy.BOSID}, instr)
-	s.instr = append(s.instr, policy.SepID)
+	s.instr = c.vocab.Encode([]int32{tokens.BOSID}, instr)
+	s.instr = append(s.instr, tokens.SepID)
 	s.key = s.env.StateKey()
 	c.beginTurn(s, obs.Text)
 }
@@ -266,7 +266,7 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 			return
 		}
 		c.push(s, obs...)
-		c.push(s, policy.ActID)
+		c.push(s, tokens.ActID)
 	} else {
 		// Window: a fresh row of the instruction, as many of the last K turns as fit, the observation.
 		keep := min(c.cfg.WindowTurns, len(s.turns))
@@ -290,7 +290,7 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 		}
 		s.turnBase = len(s.seq)
 		c.push(s, obs...)
-		c.push(s, policy.ActID)
+		c.push(s, tokens.ActID)
 	}
 	s.acting = true
 	s.action = s.action[:0]
@@ -443,14 +443,14 @@ func safeStep(e envs.Env, action string) (obs envs.Observation, err error) {
 
 // feedInputs sets, for every slot, the decoder's next input: the slot's next token and position
 // if its episode is live (active), padding otherwise. It reports whether any slot is live.
-func feedInputs(slots []*slot, tokens, pos []int32, active []bool) bool {
+func feedInputs(slots []*slot, toks, pos []int32, active []bool) bool {
 	live := false
 	for i, s := range slots {
 		active[i] = s != nil && !s.over
-		tokens[i], pos[i] = policy.PadID, 0
+		toks[i], pos[i] = tokens.PadID, 0
 		if active[i] {
 			live = true
-			tokens[i], pos[i] = s.seq[s.fed], int32(s.fed)
+			toks[i], pos[i] = s.seq[s.fed], int32(s.fed)
 		}
 	}
 	return live

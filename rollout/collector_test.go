@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // countEnv is a scripted env: the state is a counter; "inc" adds one (success at 3), anything
@@ -68,14 +68,14 @@ type scriptDecoder struct {
 	lastActive []bool
 }
 
-func (d *scriptDecoder) Step(tokens, pos []int32, active []bool) ([]float32, error) {
+func (d *scriptDecoder) Step(toks, pos []int32, active []bool) ([]float32, error) {
 	d.calls++
 	d.lastActive = append(d.lastActive[:0], active...)
-	out := make([]float32, len(tokens)*d.vocab)
-	for b := range tokens {
+	out := make([]float32, len(toks)*d.vocab)
+	for b := range toks {
 		tok := d.inc
-		if tokens[b] == d.inc {
-			tok = policy.EOAID
+		if toks[b] == d.inc {
+			tok = tokens.EOAID
 		}
 		if d.noopRows[b] {
 			tok = d.noop
@@ -88,9 +88,9 @@ func (d *scriptDecoder) Step(tokens, pos []int32, active []bool) ([]float32, err
 	return out, nil
 }
 
-func setup(t *testing.T, cfg Config, slots int, env func() *countEnv) (*Collector, *policy.Vocab, *scriptDecoder) {
+func setup(t *testing.T, cfg Config, slots int, env func() *countEnv) (*Collector, *tokens.Vocab, *scriptDecoder) {
 	t.Helper()
-	vocab, err := policy.NewVocab((&countEnv{}).Vocabulary())
+	vocab, err := tokens.NewVocab((&countEnv{}).Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestActionCap(t *testing.T) {
 			t.Errorf("cap %d: trajectory %+v", tc.cap, tr)
 		}
 		for i, id := range tr.Rows[0].Tokens {
-			if id == policy.EOAID && tr.Rows[0].StepOf[i] >= 0 {
+			if id == tokens.EOAID && tr.Rows[0].StepOf[i] >= 0 {
 				t.Errorf("cap %d: the forced end token is trained on", tc.cap)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // Start is where a continued episode begins: a task, the actions that lead from its reset to the
@@ -65,15 +65,15 @@ func (c *Collector) checkAction(ids []int32) error {
 		if id < 0 || int(id) >= c.vocab.Size() {
 			return fmt.Errorf("token %d outside the vocabulary (size %d)", id, c.vocab.Size())
 		}
-		if id == policy.EOAID && i != len(ids)-1 {
+		if id == tokens.EOAID && i != len(ids)-1 {
 			return fmt.Errorf("end-of-action token inside the action")
 		}
 	}
 	last := ids[len(ids)-1]
-	if last != policy.EOAID && len(ids) != n {
+	if last != tokens.EOAID && len(ids) != n {
 		return fmt.Errorf("action of %d tokens is neither ended by <eoa> nor action_max_tokens (%d) long", len(ids), n)
 	}
-	if last == policy.EOAID && len(ids) == n+1 {
+	if last == tokens.EOAID && len(ids) == n+1 {
 		return fmt.Errorf("action of %d tokens plus <eoa> exceeds action_max_tokens %d", n, n)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // hashDecoder gives every row pseudo-random logits that are a function of the whole token prefix
@@ -48,9 +48,9 @@ func (d *hashDecoder) Step(tokens, pos []int32, active []bool) ([]float32, error
 	return out, nil
 }
 
-func newHashSetup(t *testing.T, cfg Config, slots int) (*Collector, *policy.Vocab, *hashDecoder) {
+func newHashSetup(t *testing.T, cfg Config, slots int) (*Collector, *tokens.Vocab, *hashDecoder) {
 	t.Helper()
-	vocab, err := policy.NewVocab((&countEnv{}).Vocabulary())
+	vocab, err := tokens.NewVocab((&countEnv{}).Vocabulary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func newHashSetup(t *testing.T, cfg Config, slots int) (*Collector, *policy.Voca
 	if err != nil {
 		t.Fatal(err)
 	}
-	fav := append(vocab.Encode(nil, "inc"), policy.EOAID)
+	fav := append(vocab.Encode(nil, "inc"), tokens.EOAID)
 	return c, vocab, &hashDecoder{vocab: vocab.Size(), favour: fav}
 }
 
@@ -153,8 +153,8 @@ func TestContinueBranchAndSampling(t *testing.T) {
 	cfg := Config{Layout: LayoutEpisode, MaxLen: 96, ActionMaxTokens: 2}
 	c, vocab, dec := newHashSetup(t, cfg, 2)
 	inc := vocab.Encode(nil, "inc")[0]
-	incA := []int32{inc, policy.EOAID}
-	noop := []int32{vocab.Encode(nil, "noop")[0], policy.EOAID}
+	incA := []int32{inc, tokens.EOAID}
+	noop := []int32{vocab.Encode(nil, "noop")[0], tokens.EOAID}
 	var keys []string
 	branch := func(e envs.Env) { keys = append(keys, e.StateKey()) }
 	starts := []Start{
@@ -216,19 +216,19 @@ func TestContinueRefusesMalformedActions(t *testing.T) {
 	inc := vocab.Encode(nil, "inc")[0]
 	for name, a := range map[string][]int32{
 		"empty":          {},
-		"eoa inside":     {policy.EOAID, inc},
+		"eoa inside":     {tokens.EOAID, inc},
 		"open short":     {inc},
 		"too long":       {inc, inc, inc},
-		"cap plus eoa":   {inc, inc, policy.EOAID},
-		"outside vocab":  {int32(vocab.Size()), policy.EOAID},
-		"negative token": {-1, policy.EOAID},
+		"cap plus eoa":   {inc, inc, tokens.EOAID},
+		"outside vocab":  {int32(vocab.Size()), tokens.EOAID},
+		"negative token": {-1, tokens.EOAID},
 	} {
 		if _, _, err := c.Continue(dec, []Start{{First: a}}, rand.New(rand.NewPCG(1, 1))); err == nil {
 			t.Errorf("%s: %v accepted", name, a)
 		}
 	}
 	// Whole actions: ended by <eoa>, or exactly the cap without it.
-	for _, a := range [][]int32{{inc, policy.EOAID}, {inc, inc}, {policy.EOAID}} {
+	for _, a := range [][]int32{{inc, tokens.EOAID}, {inc, inc}, {tokens.EOAID}} {
 		if _, _, err := c.Continue(dec, []Start{{First: a}}, rand.New(rand.NewPCG(1, 1))); err != nil {
 			t.Errorf("%v refused: %v", a, err)
 		}
@@ -254,15 +254,15 @@ func TestTokenLogProb(t *testing.T) {
 // BenchmarkContinue measures the continuation loop itself (a trivial decoder): 256 episodes of
 // the count env, each replaying two actions and forcing a third.
 func BenchmarkContinue(b *testing.B) {
-	vocab, _ := policy.NewVocab((&countEnv{}).Vocabulary())
+	vocab, _ := tokens.NewVocab((&countEnv{}).Vocabulary())
 	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 96, ActionMaxTokens: 2}, vocab,
 		func() (envs.Env, error) { return &countEnv{max: 6}, nil }, 64)
 	if err != nil {
 		b.Fatal(err)
 	}
-	dec := &hashDecoder{vocab: vocab.Size(), favour: append(vocab.Encode(nil, "inc"), policy.EOAID)}
-	inc := []int32{vocab.Encode(nil, "inc")[0], policy.EOAID}
-	noop := []int32{vocab.Encode(nil, "noop")[0], policy.EOAID}
+	dec := &hashDecoder{vocab: vocab.Size(), favour: append(vocab.Encode(nil, "inc"), tokens.EOAID)}
+	inc := []int32{vocab.Encode(nil, "inc")[0], tokens.EOAID}
+	noop := []int32{vocab.Encode(nil, "noop")[0], tokens.EOAID}
 	starts := make([]Start, 256)
 	for i := range starts {
 		starts[i] = Start{TaskSeed: int64(i), History: [][]int32{inc, noop}, First: inc}

@@ -20,6 +20,7 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/tokens"
 )
 
 // RNG streams of a run: each concern draws from its own generator so that, for example,
@@ -37,7 +38,7 @@ type Trainer struct {
 	cfg   Config
 	dir   string
 	out   io.Writer
-	vocab *policy.Vocab
+	vocab *tokens.Vocab
 	pol   *policy.Policy
 	host  interface{ SetWeights([][]float32) error }
 	coll  *rollout.Collector
@@ -104,7 +105,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
-	t.vocab, err = policy.NewVocab(probe.Vocabulary())
+	t.vocab, err = tokens.NewVocab(probe.Vocabulary())
 	if err != nil {
 		return nil, fmt.Errorf("env %s: %w", cfg.Env.Name, err)
 	}
@@ -120,10 +121,10 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if aw, ok := probe.(envs.ActionWorder); ok && cfg.Rollout.ConstrainActions {
 		// With one-token actions the end-of-action token is always implied, never sampled.
 		if cfg.Rollout.ActionMaxTokens > 1 {
-			actionTokens = []int32{policy.EOAID}
+			actionTokens = []int32{tokens.EOAID}
 		}
 		actionTokens = t.vocab.Encode(actionTokens, strings.Join(aw.ActionWords(), " "))
-		if slices.Contains(actionTokens, policy.UnkID) {
+		if slices.Contains(actionTokens, tokens.UnkID) {
 			return nil, fmt.Errorf("env %s: an action word is not in its vocabulary", cfg.Env.Name)
 		}
 	}
@@ -166,7 +167,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 func (t *Trainer) Dir() string { return t.dir }
 
 // Vocab is the token vocabulary of the run.
-func (t *Trainer) Vocab() *policy.Vocab { return t.vocab }
+func (t *Trainer) Vocab() *tokens.Vocab { return t.vocab }
 
 // Policy is the policy being trained.
 func (t *Trainer) Policy() *policy.Policy { return t.pol }

@@ -1,4 +1,9 @@
-package policy
+// Package tokens is the vocabulary of graftrl's policies: the special tokens, their ids, and the
+// whitespace tokenisation that maps an environment's words to the ids the policy samples and is
+// trained on. It has no dependencies beyond the standard library, so the packages that build
+// token sequences (rollout) and those that only compute advantages (grpo, graft) stay free of
+// the model's machinery.
+package tokens
 
 import (
 	"fmt"
