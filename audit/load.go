@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -29,7 +29,7 @@ type Source struct {
 	Config trainer.Config
 
 	tr   *trainer.Trainer
-	host *policy.HostModel
+	host *host.Model
 }
 
 // Open reads a run's config.yaml and builds its vocabulary and policy (on GoMLX's Go backend
@@ -114,7 +114,7 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 		return Setup{}, err
 	}
 	if s.host == nil {
-		if s.host, err = policy.NewHostModel(s.tr.Policy().Config(), w); err != nil {
+		if s.host, err = host.New(s.tr.Policy().Config(), w); err != nil {
 			return Setup{}, err
 		}
 	} else if err := s.host.SetWeights(w); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -222,25 +223,6 @@ func share(gflops, peak float64) float64 {
 	return gflops / peak
 }
 
-// TrainBatch is the benchmark minibatch, the same as torch_ref.py's: random tokens and targets,
-// every third position an action token (token-mean weights), old log-prob −4.1, advantages
-// N(0, 1).
-func TrainBatch(c policy.Config, rows, length int, seed uint64) *policy.TrainBatch {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	n := rows * length
-	b := &policy.TrainBatch{Rows: rows, Len: length, Tokens: make([]int32, n), Targets: make([]int32, n),
-		OldLogp: make([]float32, n), Adv: make([]float32, n)}
-	mask := make([]bool, n)
-	for i := range n {
-		b.Tokens[i], b.Targets[i] = int32(rng.IntN(c.Vocab)), int32(rng.IntN(c.Vocab))
-		b.OldLogp[i] = -4.1
-		b.Adv[i] = float32(rng.NormFloat64())
-		mask[i] = i%length%3 == 2
-	}
-	b.Weight = policy.AggregationWeights(policy.AggTokenMean, mask, rows, length, 0)
-	return b
-}
-
 // benchLoss is the quickstart's update: clipped surrogate (0.2/0.2), token-mean, entropy bonus 0.05.
 func benchLoss() policy.LossConfig {
 	l := policy.DefaultLossConfig()
@@ -266,7 +248,7 @@ func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, err
 	if err != nil {
 		return TrainResult{}, err
 	}
-	b := TrainBatch(o.Model, rows, o.Len, 1)
+	b := policy.SyntheticBatch(o.Model, rows, o.Len, 1)
 	for range o.Warmup { // compile, then let the heap and the buffer pools reach their working size
 		if _, err := p.Update(b, 1e-3); err != nil {
 			return TrainResult{}, err
@@ -287,7 +269,7 @@ func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, err
 func benchSample(o Options, batch int) (SampleResult, error) {
 	resetPeakRSS()
 	c := o.Model
-	h, err := policy.NewHostModel(c, initialWeights(c))
+	h, err := host.New(c, initialWeights(c))
 	if err != nil {
 		return SampleResult{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	_ "github.com/graftrl/graftrl/envs/all" // the maze for the iteration benchmark
+	"github.com/graftrl/graftrl/policy/host"
 
 	"github.com/graftrl/graftrl/policy"
 )
@@ -26,17 +27,6 @@ func TestFLOPs(t *testing.T) {
 	// One token at position 2: 2·(64 + 64 + 20) + 4·3·4 = 344.
 	if got := DecodeTokenFLOPs(c, 2); got != 344 {
 		t.Errorf("DecodeTokenFLOPs = %g, want 344", got)
-	}
-}
-
-// The benchmark minibatch is the one torch_ref.py builds: every third position an action token.
-func TestTrainBatch(t *testing.T) {
-	c := policy.Config{Vocab: 11}
-	b := TrainBatch(c, 2, 6, 1)
-	for i, w := range b.Weight {
-		if want := i%6%3 == 2; (w > 0) != want {
-			t.Fatalf("position %d: weight %g", i, w)
-		}
 	}
 }
 
@@ -144,7 +134,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tb := TrainBatch(o.Model, rows, o.Len, 1)
+			tb := policy.SyntheticBatch(o.Model, rows, o.Len, 1)
 			if _, err := p.Update(tb, 1e-3); err != nil {
 				b.Fatal(err)
 			}
@@ -166,7 +156,7 @@ func BenchmarkSampleStep(b *testing.B) {
 	c := o.Model
 	for _, batch := range o.SampleBatches {
 		b.Run(fmt.Sprintf("B%d", batch), func(b *testing.B) {
-			h, err := policy.NewHostModel(c, initialWeights(c))
+			h, err := host.New(c, initialWeights(c))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -36,7 +36,7 @@ func WriteCheck(path string, c policy.Config, backendName string) error {
 	}
 	length := min(c.MaxLen, 48)
 	for range 3 {
-		if _, err := p.Update(TrainBatch(c, 4, length, 2), 3e-2); err != nil {
+		if _, err := p.Update(policy.SyntheticBatch(c, 4, length, 2), 3e-2); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/backends/xla"
+
+	"github.com/graftrl/graftrl/internal/gobackend"
 )
 
 // BackendEnv is the environment variable read when no backend is configured (as GoMLX does).
@@ -60,7 +61,7 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 		return nil, err
 	}
 	if name == "go" {
-		return newGoBackend()
+		return gobackend.New()
 	}
 	xla.EnableAutoInstall(opts.InstallPlugin)
 	plugin := strings.TrimPrefix(name, "xla:")
@@ -88,20 +89,4 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	case <-time.After(backendTimeout):
 		return nil, fmt.Errorf("backend %q: no answer after %s (plugin download or load hung); use --backend go", name, backendTimeout)
 	}
-}
-
-// newGoBackend creates the pure-Go backend. It runs a graph's ops one after another
-// (ops_sequential) and each large op splits its own work across the worker pool (workers.go):
-// the backend's parallel mode starts a goroutine per op, and on the machines measured here a
-// goroutine needs tens of microseconds to be woken on an idle core, longer than most ops take, so
-// it gained nothing over one core. Parallelism stays unlimited for the backend's own executors:
-// GoMLX v0.26's bounded worker pool deadlocks when several matmuls are in flight.
-func newGoBackend() (backends.Backend, error) {
-	// simplego prints a line to stdout when parallelism is configured; keep stdout for our output.
-	stdout := os.Stdout
-	if devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
-		os.Stdout = devnull
-		defer func() { os.Stdout = stdout; devnull.Close() }()
-	}
-	return simplego.New("parallelism=-1,ops_sequential")
 }

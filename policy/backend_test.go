@@ -1,9 +1,14 @@
 package policy
 
 import (
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graftrl/graftrl/internal/gobackend"
 )
 
 // Unknown names and missing PJRT plugins are clear errors, quickly, never a panic or a hang.
@@ -46,4 +51,47 @@ func TestResolveBackendName(t *testing.T) {
 	if got := ResolveBackendName("go"); got != "go" {
 		t.Errorf("configured = %q", got)
 	}
+}
+
+// childEnv marks the test binary re-run by TestOnlyGoBackendPatchesGoMLX.
+const childEnv = "GRAFTRL_TEST_EXECUTOR_TABLE_CHILD"
+
+// Selecting any backend other than "go" leaves GoMLX's Go-backend executor table as it was;
+// selecting "go" installs graftrl's executors. The check runs in a fresh process, since the
+// installation is process-wide and other tests of this package select "go".
+func TestOnlyGoBackendPatchesGoMLX(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOnlyGoBackendPatchesGoMLX$", "-test.v")
+		cmd.Env = append(os.Environ(), childEnv+"=1", "PJRT_PLUGIN_LIBRARY_PATH="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestOnlyGoBackendPatchesGoMLX") {
+			t.Fatalf("child process: %v\n%s", err, out)
+		}
+		return
+	}
+	before := gobackend.ExecutorTable()
+	for _, name := range []string{"xla:cpu", "xla:cuda", "xla:/nonexistent/plugin.so", "tpu"} {
+		if b, err := NewBackend(BackendOptions{Name: name}); err == nil {
+			b.Finalize()
+		}
+		if !slices.Equal(gobackend.ExecutorTable(), before) {
+			t.Fatalf("selecting backend %q changed GoMLX's executor table", name)
+		}
+	}
+	b, err := NewBackend(BackendOptions{Name: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finalize()
+	after := gobackend.ExecutorTable()
+	changed := 0
+	for i := range after {
+		if after[i] != before[i] {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatal("selecting the go backend left GoMLX's executor table unchanged")
+	}
+	t.Logf("the go backend replaced %d of %d executors", changed, len(after))
 }

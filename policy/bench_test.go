@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -13,29 +12,13 @@ func benchConfig() Config {
 	return c
 }
 
-func benchBatch(c Config, rows, length int) *TrainBatch {
-	rng := rand.New(rand.NewPCG(1, 1))
-	n := rows * length
-	b := &TrainBatch{Rows: rows, Len: length, Tokens: make([]int32, n), Targets: make([]int32, n),
-		OldLogp: make([]float32, n), Adv: make([]float32, n), Weight: make([]float32, n)}
-	mask := make([]bool, n)
-	for i := range n {
-		b.Tokens[i], b.Targets[i] = int32(rng.IntN(c.Vocab)), int32(rng.IntN(c.Vocab))
-		b.OldLogp[i] = -4.1
-		b.Adv[i] = float32(rng.NormFloat64())
-		mask[i] = rng.IntN(3) == 0
-	}
-	b.Weight = AggregationWeights(AggTokenMean, mask, rows, length, 0)
-	return b
-}
-
 // BenchmarkTrainStep times forward + backward + Adam at the quickstart shape (T64×B16) and 4× it.
 func BenchmarkTrainStep(b *testing.B) {
 	for _, rows := range []int{16, 64} {
 		b.Run(fmt.Sprintf("T64xB%d", rows), func(b *testing.B) {
 			c := benchConfig()
 			p := newTestPolicy(b, c, DefaultLossConfig())
-			tb := benchBatch(c, rows, 64)
+			tb := SyntheticBatch(c, rows, 64, 1)
 			if _, err := p.Update(tb, 1e-4); err != nil { // compile outside the timing
 				b.Fatal(err)
 			}

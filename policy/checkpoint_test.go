@@ -15,7 +15,7 @@ func TestSaveLoadExact(t *testing.T) {
 	l := DefaultLossConfig()
 	l.KL = KLk3
 	p := newTestPolicy(t, c, l)
-	tb := benchBatch(c, 4, 16)
+	tb := SyntheticBatch(c, 4, 16, 1)
 	tb.RefLogp = make([]float32, len(tb.Tokens))
 	for range 3 {
 		if _, err := p.Update(tb, 1e-2); err != nil {

@@ -93,7 +93,7 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 	specs := paramSpecs(c)
 	init := initialValues(c, 3)
 	const rows, length = 3, 11
-	tb := benchBatch(c, rows, length)
+	tb := SyntheticBatch(c, rows, length, 1)
 	for i := range tb.Weight { // rows with different numbers of selected positions, one with none
 		if i/length == 2 || (i/length == 1 && i%3 == 0) {
 			tb.Weight[i] = 0

@@ -1,0 +1,409 @@
+package gobackend
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/graftrl/graftrl/internal/kernels"
+	"github.com/graftrl/graftrl/internal/workers"
+)
+
+// The Go backend spent three quarters of a training step in DotGeneral (pprof at the quickstart
+// shape): it normalises both operands, copies them into 32×32 blocks and multiplies those with a
+// generic Go loop, ~9 GFLOP/s on the two build-machine cores. The executor registered below
+// computes float32 DotGenerals with graftrl's FMA kernels instead: with AVX-512 sixteen output
+// columns at a time by a kernel that reads operands of any strides (internal/kernels/groups_amd64.s), the
+// remaining columns (all of them without AVX-512) by the 4-wide panel kernel of the host path
+// (internal/kernels/panels.go). Operands are read where they lie whenever their free axes and their
+// contracting axes each collapse to one stride (operandLayout) that the kernel reading them
+// takes, and are copied to a canonical order otherwise. Both kernels compute each output with the
+// same sequence of fused multiply-adds, so results do not depend on the CPU's vector width, on
+// the layout or on how rows are split between the cores. Other dtypes, and any
+// node whose parameters cannot be read, go to the backend's own executor.
+
+func installDot() {
+	overrideExecutor(backends.OpTypeDotGeneral, execDotGeneralFloat32)
+}
+
+// dotParams are the axes and sizes of one DotGeneral node: output [batch, m, n] with
+// out[b,i,j] = Σ_c lhs[b,i,c]·rhs[b,j,c] once each operand's axes are ordered batch, free,
+// contracting.
+type dotParams struct {
+	lhsContracting, lhsBatch, rhsContracting, rhsBatch []int
+	batch, m, n, k                                     int
+}
+
+// readDotParams reads the parameters the Go backend stored on a DotGeneral node (field names of
+// gomlx v0.26.0); ok is false if they are not there.
+func readDotParams(node *simplego.Node) (p dotParams, ok bool) {
+	v, ok := nodeData(node)
+	if !ok {
+		return p, false
+	}
+	var oks [8]bool
+	p.lhsContracting, oks[0] = nodeInts(v, "lhsContractingAxes")
+	p.lhsBatch, oks[1] = nodeInts(v, "lhsBatchAxes")
+	p.rhsContracting, oks[2] = nodeInts(v, "rhsContractingAxes")
+	p.rhsBatch, oks[3] = nodeInts(v, "rhsBatchAxes")
+	p.batch, oks[4] = nodeInt(v, "batchSize")
+	p.m, oks[5] = nodeInt(v, "lhsCrossSize")
+	p.n, oks[6] = nodeInt(v, "rhsCrossSize")
+	p.k, oks[7] = nodeInt(v, "contractingSize")
+	for _, o := range oks {
+		if !o {
+			return p, false
+		}
+	}
+	return p, true
+}
+
+// execDotGeneralFloat32 runs a float32 DotGeneral node; ok is false when it is not one (or its
+// operands do not match its parameters), for the backend's own executor to handle.
+func execDotGeneralFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
+	if len(in) != 2 {
+		return nil, false
+	}
+	p, ok := readDotParams(node)
+	if !ok {
+		return nil, false
+	}
+	lhsShape, err1 := b.BufferShape(in[0])
+	rhsShape, err2 := b.BufferShape(in[1])
+	lhsAny, err3 := b.BufferData(in[0])
+	rhsAny, err4 := b.BufferData(in[1])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return nil, false
+	}
+	lhs, ok1 := lhsAny.([]float32)
+	rhs, ok2 := rhsAny.([]float32)
+	if !ok1 || !ok2 || lhsShape.DType != dtypes.Float32 || rhsShape.DType != dtypes.Float32 ||
+		!dotOperandMatches(lhsShape.Dimensions, p.lhsBatch, p.lhsContracting, p.batch, p.m, p.k) ||
+		!dotOperandMatches(rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.n, p.k) {
+		return nil, false
+	}
+	out, values, ok := newFloat32Buffer(b, shapes.Make(dtypes.Float32, p.batch, p.m, p.n))
+	if !ok {
+		return nil, false
+	}
+	dotFloat32(values, lhs, lhsShape.Dimensions, p.lhsBatch, p.lhsContracting,
+		rhs, rhsShape.Dimensions, p.rhsBatch, p.rhsContracting, p.batch, p.m, p.n, p.k, workers.Shared().Size())
+	return out, true
+}
+
+// dotOperandMatches checks an operand's dimensions against the node's sizes.
+func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k int) bool {
+	b, c, x := 1, 1, 1
+	kind := make([]int, len(dims))
+	for _, a := range batchAxes {
+		if a < 0 || a >= len(dims) || kind[a] != 0 {
+			return false
+		}
+		kind[a] = 1
+		b *= dims[a]
+	}
+	for _, a := range contractingAxes {
+		if a < 0 || a >= len(dims) || kind[a] != 0 {
+			return false
+		}
+		kind[a] = 2
+		x *= dims[a]
+	}
+	for a, d := range dims {
+		if kind[a] == 0 {
+			c *= d
+		}
+	}
+	return b == batch && c == cross && x == k
+}
+
+// dotFloat32 computes out[b,i,j] = Σ_c lhs[b,i,c]·rhs[b,j,c] (operands in normalised axis
+// order) into out, [batch, m, n] row-major, splitting the work for up to nw goroutines of
+// the worker pool (1: all on the caller). Operands are read
+// where they lie whenever their free axes and their contracting axes each collapse to one
+// stride (see operandLayout) and the kernel that reads them takes that layout; otherwise they are
+// first copied to [batch, m, k] and [batch, k, n].
+func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
+	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, nw int) {
+	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
+	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
+	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
+	// packGroupsNK. The remaining columns are packed into 4-wide panels: panel p at panels[p·k:].
+	np := (n + 3) / 4
+	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
+	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
+	if !nk && !kn {
+		t := transposedScratch(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
+		defer workers.PutScratch(t)
+		rhs = *t
+		ro, kn = stridedLayout(batch, k*n, 1, n), true
+	}
+	ng, ws, gs := 0, 16, 16*k
+	gw := make([][]float32, batch)
+	if useAVX512 && k > 0 {
+		if kn {
+			ng, ws, gs = n/16, ro.contr, 16
+		} else {
+			ng = np / 4
+		}
+	}
+	rest := np - 4*ng       // 4-wide panels after the groups
+	tail := max(0, n-16*ng) // and their columns
+	// Per example, the panels the kernels read: all np when the groups are packed too (group g is
+	// panels 4g..4g+3), only the rest when the groups are read in place.
+	pe, restAt := np*k, 4*ng*k
+	if kn {
+		pe, restAt = rest*k, 0
+	}
+	scratch := workers.GetScratch(4 * batch * pe)
+	defer workers.PutScratch(scratch)
+	var panels [][4]float32 // (*scratch as panels of four; every entry read is written below)
+	if pe > 0 {
+		panels = unsafe.Slice((*[4]float32)(unsafe.Pointer(&(*scratch)[0])), batch*pe)
+	}
+	pack := func(e int) {
+		dst, x := panels[e*pe:(e+1)*pe], rhs[ro.off[e]:]
+		switch {
+		case kn:
+			gw[e] = x
+			if tail > 0 {
+				packPanelsKN(dst, x[16*ng:], ro.contr, k, tail)
+			}
+		default:
+			if ng > 0 {
+				packGroupsNK(dst, x, ro.free, k, n, ng)
+				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
+			}
+			if tail > 0 {
+				packPanelsNK(dst[restAt:], x[16*ng*ro.free:], ro.free, k, tail)
+			}
+		}
+	}
+	workers.ForEach(batch, len(panels) >= 2*elementGrain/4, pack)
+	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
+	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
+	if !ok || !(lo.contr == 1 || k <= 1 || rest == 0) {
+		t := transposedScratch(lhs, lhsDims, normalOrder(len(lhsDims), lhsBatch, lhsContracting, true))
+		defer workers.PutScratch(t)
+		lhs = *t
+		lo = stridedLayout(batch, m*k, k, 1)
+	}
+	zeros := make([]float32, 4*np)
+	ldo := n
+	if n%4 != 0 {
+		ldo = 4 * np // the kernel writes whole panels: pad each row, copy back below
+	}
+
+	// Work units: (example, row range). Rows are split when there are fewer examples than
+	// nw and the product is large enough to be worth sharing.
+	const minMACs = 1 << 15
+	chunks := 1
+	if batch < nw && batch*m*n*k >= 2*minMACs {
+		chunks = min(4*nw, max(1, (m+15)/16)) // several per worker: a late one leaves less to wait for
+	}
+	unit := func(u int) {
+		e, c := u/chunks, u%chunks
+		r0, r1 := c*m/chunks, (c+1)*m/chunks
+		if r0 >= r1 {
+			return
+		}
+		w := panels[e*pe:]
+		dst, ld := out[(e*m+r0)*n:], n
+		if ldo != n {
+			dst, ld = make([]float32, (r1-r0)*ldo), ldo
+		}
+		x := lhs[lo.off[e]+r0*lo.free:]
+		if ng > 0 {
+			kernels.MatmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
+		}
+		if rest > 0 {
+			kernels.MatmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[restAt:], k, rest, zeros, kernels.EpiStore)
+		}
+		if ldo != n {
+			for i := r0; i < r1; i++ {
+				copy(out[(e*m+i)*n:(e*m+i+1)*n], dst[(i-r0)*ldo:])
+			}
+		}
+	}
+	workers.ForEach(batch*chunks, nw > 1 && batch*m*n*k >= 2*minMACs, unit)
+}
+
+// transposedScratch returns a scratch buffer (give it back with putScratch) holding x, row-major
+// with dims, with its axes permuted by perm.
+func transposedScratch(x []float32, dims, perm []int) *[]float32 {
+	t := workers.GetScratch(len(x))
+	transposeInto(*t, x, dims, perm)
+	return t
+}
+
+// operandLayout places a DotGeneral operand's values: example e's value at free index j and
+// contracting index c (each the flattened index over its axes, in the order the node lists
+// contracting and batch axes, free axes ascending) is at off[e] + j·free + c·contr.
+type operandLayout struct {
+	off         []int
+	free, contr int
+}
+
+// layoutOf is the layout of a row-major operand with dims; ok is false when its free axes or its
+// contracting axes do not collapse to a single stride.
+func layoutOf(dims, batchAxes, contractingAxes []int) (l operandLayout, ok bool) {
+	strides := make([]int, len(dims))
+	s := 1
+	for a := len(dims) - 1; a >= 0; a-- {
+		strides[a] = s
+		s *= dims[a]
+	}
+	var okF, okC bool
+	l.free, okF = collapsedStride(dims, strides, freeAxes(len(dims), contractingAxes, batchAxes))
+	l.contr, okC = collapsedStride(dims, strides, contractingAxes)
+	if !okF || !okC {
+		return l, false
+	}
+	l.off = []int{0}
+	for _, a := range batchAxes {
+		next := make([]int, 0, len(l.off)*dims[a])
+		for _, o := range l.off {
+			for i := range dims[a] {
+				next = append(next, o+i*strides[a])
+			}
+		}
+		l.off = next
+	}
+	return l, true
+}
+
+// collapsedStride returns the stride that steps the flattened index over axes (in the given
+// order) by one — the stride of the last axis longer than 1 — and whether one stride does: each
+// such axis must step exactly over the whole of the next. It is 1 when no axis is longer than 1.
+func collapsedStride(dims, strides, axes []int) (int, bool) {
+	last := -1
+	for _, a := range axes {
+		if dims[a] == 1 {
+			continue
+		}
+		if last >= 0 && strides[last] != strides[a]*dims[a] {
+			return 0, false
+		}
+		last = a
+	}
+	if last < 0 {
+		return 1, true
+	}
+	return strides[last], true
+}
+
+// stridedLayout is the layout of an operand whose examples are size values apart, each with the
+// given free and contracting strides.
+func stridedLayout(batch, size, free, contr int) operandLayout {
+	off := make([]int, batch)
+	for e := range off {
+		off[e] = e * size
+	}
+	return operandLayout{off: off, free: free, contr: contr}
+}
+
+// normalOrder is the axis permutation that brings an operand to [batch, free, contracting]
+// (contractingLast) or [batch, contracting, free].
+func normalOrder(rank int, batch, contracting []int, contractingLast bool) []int {
+	free := freeAxes(rank, contracting, batch)
+	perm := append([]int(nil), batch...)
+	if contractingLast {
+		perm = append(append(perm, free...), contracting...)
+	} else {
+		perm = append(append(perm, contracting...), free...)
+	}
+	return perm
+}
+
+// packGroupsNK packs the first 16·ng columns of the transpose of an [n, k] matrix whose row j
+// starts at r[j·ldr] into groups of 16 columns for kernels.MatmulGroups: group g occupies
+// dst[4gk : 4(g+1)k], its step i holding r[(16g+c)·ldr + i] for c = 0..15 (zero past n) in
+// the four entries dst[4gk+4i : 4gk+4i+4].
+func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
+	var idx [16]int32
+	gather := useAVX512 && k > 0 && 15*ldr+k <= math.MaxInt32
+	for c := range idx {
+		idx[c] = int32(c * ldr)
+	}
+	for g := range ng {
+		grp := unsafe.Slice(&dst[4*g*k][0], 16*k) // dst[4gk : 4(g+1)k] as floats
+		if gather && 16*g+16 <= n {
+			// Step i gathers value i of the 16 rows (4 bytes on per step); the last value read:
+			_ = r[(16*g+15)*ldr+k-1]
+			kernels.GatherF32AVX512(&grp[0], &r[16*g*ldr], &idx[0], k, 4)
+			continue
+		}
+		for c := range 16 {
+			j := 16*g + c
+			if j >= n {
+				for i := range k {
+					grp[16*i+c] = 0
+				}
+				continue
+			}
+			// Row j's values go 16 floats apart: stores through a pointer, bounds checked once.
+			row := r[j*ldr : j*ldr+k]
+			_ = grp[16*(k-1)+c]
+			p := unsafe.Pointer(&grp[c])
+			for i, v := range row {
+				*(*float32)(unsafe.Add(p, 64*i)) = v
+			}
+		}
+	}
+}
+
+// packPanelsKN packs a [k, n] matrix whose row i starts at w[i·ldw] into 4-wide column panels:
+// panel p holds dst[p·k+i] = w[i·ldw + 4p : i·ldw + 4p+4], zero past n. Rows go in blocks of 16
+// so that the reads (16 rows) stay in L1 while each panel receives 16 contiguous entries.
+func packPanelsKN(dst [][4]float32, w []float32, ldw, k, n int) {
+	np, full := (n+3)/4, n/4
+	const block = 16
+	for i0 := 0; i0 < k; i0 += block {
+		i1 := min(i0+block, k)
+		for p := range full {
+			d := dst[p*k+i0 : p*k+i1]
+			for i := range d {
+				o := (i0+i)*ldw + 4*p
+				d[i] = [4]float32(w[o : o+4])
+			}
+		}
+		if full < np {
+			for i := i0; i < i1; i++ {
+				var q [4]float32
+				copy(q[:], w[i*ldw+4*full:i*ldw+n])
+				dst[full*k+i] = q
+			}
+		}
+	}
+}
+
+// packPanelsNK packs the transpose of an [n, k] matrix whose row j starts at r[j·ldr]: panel p
+// holds dst[p·k+i][c] = r[(4p+c)·ldr + i], zero past n.
+func packPanelsNK(dst [][4]float32, r []float32, ldr, k, n int) {
+	for p := range (n + 3) / 4 {
+		panel := dst[p*k : p*k+k]
+		if 4*p+4 <= n {
+			j := 4 * p * ldr
+			r0, r1, r2, r3 := r[j:j+k], r[j+ldr:j+ldr+k], r[j+2*ldr:j+2*ldr+k], r[j+3*ldr:j+3*ldr+k]
+			r0, r1, r2, r3 = r0[:len(panel)], r1[:len(panel)], r2[:len(panel)], r3[:len(panel)]
+			for i := range panel {
+				panel[i] = [4]float32{r0[i], r1[i], r2[i], r3[i]}
+			}
+			continue
+		}
+		for i := range panel {
+			var q [4]float32
+			for c := range 4 {
+				if j := 4*p + c; j < n {
+					q[c] = r[j*ldr+i]
+				}
+			}
+			panel[i] = q
+		}
+	}
+}

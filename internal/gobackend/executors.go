@@ -1,0 +1,142 @@
+package gobackend
+
+import (
+	"reflect"
+	"unsafe" // also for go:linkname
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// GoMLX's Go backend interprets a graph node by node, each op through an executor from a table.
+// The *exec.go files of this package install faster executors for the ops that dominate a
+// training step (DotGeneral, element-wise arithmetic, Exp and Tanh, broadcasts, reductions,
+// transposes, row gathers and scatters), each for the float32 forms the model produces and each
+// falling back to the backend's own executor for anything else. Every one is bit-identical to the
+// executor it replaces, so they change how fast a run is, never what it computes.
+//
+// Like the gradient re-registration in dotgrad.go, they reach into gomlx v0.26.0 internals: the
+// backend's executor table (by linkname) and the fields of its nodes (by reflection, checked on
+// every call; a mismatch falls back rather than guessing). gomlx is pinned, and tests fail if
+// those fields move.
+
+// simplegoExecutor is the signature of the Go backend's single-output node executors.
+type simplegoExecutor = func(*simplego.Backend, *simplego.Node, []*simplego.Buffer, []bool) (*simplego.Buffer, error)
+
+//go:linkname simplegoNodeExecutors github.com/gomlx/gomlx/backends/simplego.nodeExecutors
+var simplegoNodeExecutors [backends.OpTypeLast]simplegoExecutor
+
+// fastExecutor runs a node of the Go backend; ok is false when it does not handle the node, which
+// then goes to the backend's own executor. owned[i] reports whether the executor may take over
+// input i's buffer (see takeOrNewFloat32Buffer); it must not have when it returns ok = false.
+type fastExecutor func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (out *simplego.Buffer, ok bool)
+
+// overrideExecutor makes the Go backend run op through fast, falling back to the executor it had.
+// Without one (not the executor table this was written for) the backend is left alone.
+func overrideExecutor(op backends.OpType, fast fastExecutor) {
+	generic := simplegoNodeExecutors[op]
+	if generic == nil {
+		return
+	}
+	simplegoNodeExecutors[op] = func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+		if out, ok := fast(b, node, in, owned); ok {
+			return out, nil
+		}
+		return generic(b, node, in, owned)
+	}
+}
+
+// takeOrNewFloat32Buffer returns the buffer an element-wise executor writes its float32 output
+// of shape s into: input i itself when the executor owns it and it has shape s (the backend's own
+// executors do the same, and in[i] is set to nil to tell the backend it was taken over), else a
+// new buffer. Writing in place is safe for kernels that read each value before writing it.
+func takeOrNewFloat32Buffer(b *simplego.Backend, in []*simplego.Buffer, owned []bool, i int, s shapes.Shape) (*simplego.Buffer, []float32, bool) {
+	if i >= 0 && i < len(in) && i < len(owned) && owned[i] && in[i] != nil {
+		is, err1 := b.BufferShape(in[i])
+		data, err2 := b.BufferData(in[i])
+		values, isF32 := data.([]float32)
+		if err1 == nil && err2 == nil && isF32 && is.Equal(s) && len(values) == s.Size() {
+			out := in[i]
+			in[i] = nil
+			return out, values, true
+		}
+	}
+	return newFloat32Buffer(b, s)
+}
+
+// newFloat32Buffer returns a new buffer of the Go backend with the given float32 shape and its
+// values (not zeroed: pooled buffers hold old values); ok is false once the backend is finalized.
+func newFloat32Buffer(b *simplego.Backend, s shapes.Shape) (*simplego.Buffer, []float32, bool) {
+	out := b.NewBuffer(s.Clone())
+	if out == nil {
+		return nil, nil, false
+	}
+	data, err := b.BufferData(out)
+	values, isF32 := data.([]float32)
+	if err != nil || !isF32 {
+		return nil, nil, false
+	}
+	return out, values, true
+}
+
+// readShapeAndAxes reads a node's output shape and the axes the Go backend stores as its data
+// (gomlx v0.26.0): for BroadcastInDim the output axis of each operand axis, for reductions the
+// reduced axes, for Transpose the permutation. ok is false if they are not there.
+func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
+	out, ok = readNodeShape(node)
+	df := reflect.ValueOf(node).Elem().FieldByName("data")
+	if !ok || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
+		return out, nil, false
+	}
+	axes, ok = intsOf(df.Elem())
+	return out, axes, ok
+}
+
+// readNodeShape reads a node's output shape (field name of gomlx v0.26.0).
+func readNodeShape(node *simplego.Node) (shapes.Shape, bool) {
+	sf := reflect.ValueOf(node).Elem().FieldByName("shape")
+	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() {
+		return shapes.Shape{}, false
+	}
+	return *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr())), true
+}
+
+// nodeInts reads the []int field name of a node's data struct (gomlx v0.26.0 field names).
+func nodeInts(data reflect.Value, name string) ([]int, bool) {
+	return intsOf(data.FieldByName(name))
+}
+
+// nodeInt reads the int field name of a node's data struct (gomlx v0.26.0 field names).
+func nodeInt(data reflect.Value, name string) (int, bool) {
+	f := data.FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Int {
+		return 0, false
+	}
+	return int(f.Int()), true
+}
+
+// intsOf copies a reflected []int; ok is false for anything else.
+func intsOf(v reflect.Value) ([]int, bool) {
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.Int {
+		return nil, false
+	}
+	out := make([]int, v.Len())
+	for i := range out {
+		out[i] = int(v.Index(i).Int())
+	}
+	return out, true
+}
+
+// nodeData returns the struct a node's data field points to.
+func nodeData(node *simplego.Node) (reflect.Value, bool) {
+	d := reflect.ValueOf(node).Elem().FieldByName("data")
+	if !d.IsValid() || d.Kind() != reflect.Interface || d.IsNil() {
+		return reflect.Value{}, false
+	}
+	v := d.Elem()
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	return v.Elem(), true
+}

@@ -1,0 +1,170 @@
+package gobackend
+
+import (
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+
+	"github.com/graftrl/graftrl/internal/workers"
+)
+
+// The Go backend reduces through a multi-axis output iterator advanced once per input element.
+// The model's reductions are over trailing axes (softmax maxima, sums over a row) or leading
+// axes (bias and scale gradients summed over tokens), where plain loops do. The executors below
+// handle those float32 cases and visit the input in the same order, accumulating into each
+// output from the same initial value (0 for sums, the lowest float32 for maxima), so the results
+// are bit-identical to the backend's. Other cases go to the backend's executor.
+func installReduce() {
+	for _, op := range []backends.OpType{backends.OpTypeReduceMax, backends.OpTypeReduceSum} {
+		isMax := op == backends.OpTypeReduceMax
+		overrideExecutor(op, func(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, _ []bool) (*simplego.Buffer, bool) {
+			return execReduceFloat32(b, node, in, isMax)
+		})
+	}
+}
+
+// execReduceFloat32 runs a float32 ReduceMax (isMax) or ReduceSum over leading or trailing axes;
+// ok is false for anything else.
+func execReduceFloat32(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, isMax bool) (*simplego.Buffer, bool) {
+	if len(in) != 1 {
+		return nil, false
+	}
+	outShape, axes, ok := readShapeAndAxes(node)
+	if !ok || len(axes) == 0 || outShape.DType != dtypes.Float32 {
+		return nil, false
+	}
+	inShape, err1 := b.BufferShape(in[0])
+	xAny, err2 := b.BufferData(in[0])
+	x, isF32 := xAny.([]float32)
+	if err1 != nil || err2 != nil || !isF32 || len(x) != inShape.Size() {
+		return nil, false
+	}
+	outer, inner, trailing, ok := reduceSplit(inShape.Dimensions, axes)
+	want := inner
+	if trailing {
+		want = outer
+	}
+	if !ok || outShape.Size() != want {
+		return nil, false
+	}
+	out, o, ok := newFloat32Buffer(b, outShape)
+	if !ok {
+		return nil, false
+	}
+	reduceRows(o, x, outer, inner, trailing, isMax)
+	return out, true
+}
+
+// reduceSplit views dims as [outer, inner]: with trailing, the reduced axes are the last ones
+// (inner is reduced); otherwise they are the first ones (outer is reduced).
+func reduceSplit(dims, axes []int) (outer, inner int, trailing, ok bool) {
+	reduced := make([]bool, len(dims))
+	for _, a := range axes {
+		if a < 0 || a >= len(dims) || reduced[a] {
+			return 0, 0, false, false
+		}
+		reduced[a] = true
+	}
+	k := len(axes)
+	prefix, suffix := true, true
+	for a := range dims {
+		if reduced[a] != (a < k) {
+			prefix = false
+		}
+		if reduced[a] != (a >= len(dims)-k) {
+			suffix = false
+		}
+	}
+	split := len(dims) - k // trailing: dims[:split] kept
+	if !suffix {
+		if !prefix {
+			return 0, 0, false, false
+		}
+		split = k
+	}
+	outer, inner = 1, 1
+	for a, d := range dims {
+		if a < split {
+			outer *= d
+		} else {
+			inner *= d
+		}
+	}
+	return outer, inner, suffix, true
+}
+
+// reduceRows reduces x, [outer, inner] row-major, over inner (trailing) or over outer, into out,
+// in the input's order.
+func reduceRows(out, x []float32, outer, inner int, trailing, isMax bool) {
+	if trailing {
+		workers.ParallelRange(outer, max(1, elementGrain/max(1, inner)), 1, func(lo, hi int) {
+			reduceTrailing(out[lo:hi], x[lo*inner:hi*inner], inner, isMax)
+		})
+		return
+	}
+	workers.ParallelRange(inner, max(1, elementGrain/max(1, outer)), 16, func(lo, hi int) {
+		reduceLeading(out[lo:hi], x, outer, inner, lo, isMax)
+	})
+}
+
+// reduceInit is the value a reduction starts from.
+func reduceInit(isMax bool) float32 {
+	if isMax {
+		return dtypes.Float32.LowestValue().(float32)
+	}
+	return 0
+}
+
+// reduceTrailing sets out[r] to the reduction of row r of x (rows of inner values).
+func reduceTrailing(out, x []float32, inner int, isMax bool) {
+	init := reduceInit(isMax)
+	for r := range out {
+		row := x[r*inner : (r+1)*inner]
+		acc := init
+		if isMax {
+			acc = maxRow(init, row)
+		} else {
+			for _, v := range row {
+				acc += v
+			}
+		}
+		out[r] = acc
+	}
+}
+
+// maxRow is max(init, row...). Go's max is associative and commutative (a NaN wins, +0 beats
+// −0), so four interleaved running maxima give the in-order result with four comparisons in
+// flight instead of one.
+func maxRow(init float32, row []float32) float32 {
+	a, b, c, d := init, init, init, init
+	j := 0
+	for ; j+4 <= len(row); j += 4 {
+		a = max(a, row[j])
+		b = max(b, row[j+1])
+		c = max(c, row[j+2])
+		d = max(d, row[j+3])
+	}
+	for ; j < len(row); j++ {
+		a = max(a, row[j])
+	}
+	return max(max(a, b), max(c, d))
+}
+
+// reduceLeading sets out[j] to the reduction over the outer rows of x (rows of inner values) of
+// column col+j, adding the rows in order.
+func reduceLeading(out, x []float32, outer, inner, col int, isMax bool) {
+	init := reduceInit(isMax)
+	for j := range out {
+		out[j] = init
+	}
+	for r := range outer {
+		row := x[r*inner+col : r*inner+col+len(out)]
+		if isMax {
+			for j, v := range row {
+				out[j] = max(out[j], v)
+			}
+		} else {
+			addInPlace(out, row)
+		}
+	}
+}

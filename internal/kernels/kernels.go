@@ -1,0 +1,20 @@
+// Package kernels holds graftrl's float32 compute kernels for the CPU: FMA matrix products over
+// 4-wide column panels (panels.go), the AVX-512 product over 16-column groups and its gather
+// (groups_amd64.s), element-wise arithmetic (elementwise_amd64.s), and Exp and Tanh bit-identical
+// to Go's math package (unary_amd64.s). Each assembly kernel has a Go declaration and, on other
+// platforms or with the purego tag, a stub that is never called because its Has… function reports
+// false. The Go-backend executors (internal/gobackend) and the host inference engine
+// (policy/host) are its two users; it knows about neither, nor about GoMLX.
+package kernels
+
+// HasFMA reports whether MatmulPanels runs its FMA kernel (AVX with FMA3, enabled by the OS).
+func HasFMA() bool { return useFMA }
+
+// HasAVX512 reports whether MatmulGroups and GatherF32AVX512 can run (AVX-512F besides FMA).
+func HasAVX512() bool { return useAVX512 }
+
+// HasAVX reports whether the element-wise kernels (MulF32AVX … FillF32AVX) can run.
+func HasAVX() bool { return useAVX }
+
+// HasUnaryKernels reports whether ExpF32FMA and TanhF32FMA can run (AVX2 and FMA3).
+func HasUnaryKernels() bool { return haveUnaryKernels }
