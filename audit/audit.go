@@ -211,7 +211,7 @@ func Run(s Setup, o Options) (*Result, error) {
 		epSeeds = append(epSeeds, starts[i].EpisodeSeed)
 	}
 	res.Batch = BatchInfo{Tasks: len(s.Tasks), Group: s.Group, Episodes: len(raw.Trajs), Errors: res.Batch.Errors,
-		Steps: batch.NumSteps(), Success: ratio(succ, len(batch.Trajs))}
+		Steps: batch.NumSteps(), Success: rollout.Ratio(succ, len(batch.Trajs))}
 	res.Timing.Batch = time.Since(t0).Seconds()
 	res.Timing.DecodeCalls += bst.DecodeCalls
 	res.Timing.SampledTokens += bst.SampledTokens

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -14,53 +13,9 @@ import (
 	"github.com/graftrl/graftrl/compare"
 )
 
-// numColours is the size of the palette of colour.
-const numColours = 8
-
-// colour is the Okabe–Ito colour-blind-safe palette (its yellow left out), as compare uses.
-func colour(i int) color.NRGBA {
-	return [numColours]color.NRGBA{
-		{0x00, 0x72, 0xB2, 0xff}, // blue
-		{0xD5, 0x5E, 0x00, 0xff}, // vermillion
-		{0x00, 0x9E, 0x73, 0xff}, // bluish green
-		{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-		{0xE6, 0x9F, 0x00, 0xff}, // orange
-		{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-		{0x00, 0x00, 0x00, 0xff}, // black
-		{0x88, 0x88, 0x88, 0xff}, // grey
-	}[i%numColours]
-}
-
-// sans is the report's typeface.
-const sansTypeface, sansVariant = "Liberation", "Sans"
-
-func sansFont(size vg.Length) font.Font {
-	return font.From(font.Font{Typeface: sansTypeface, Variant: sansVariant}, size)
-}
-
-// newPlot returns a panel in the report's style: sans-serif text, a light grid.
+// newPlot is a panel of the audit's figures, in compare's style with smaller text.
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = sansFont(11)
-	p.Title.Padding = vg.Points(5)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = sansFont(10)
-		a.Tick.Label.Font = sansFont(9)
-	}
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 225}
-	g.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(g)
-	return p
-}
-
-func newLegend() *plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font = sansFont(10)
-	l.Padding = vg.Points(4)
-	return &l
+	return compare.NewPanel(title, xlabel, ylabel, compare.PanelText{Title: 11, TitlePad: vg.Points(5), Label: 10, Tick: 9})
 }
 
 func fmtShort(v Num) string {
@@ -118,7 +73,7 @@ func ScatterFigure(r *Result) (*compare.Figure, error) {
 			series[k] = append(series[k], plotter.XY{X: float64(s.A), Y: float64(m.Scale) * s.Est[e]})
 		}
 		names := [2]string{"step of a failed trajectory", "step of a successful trajectory"}
-		cs := [2]color.NRGBA{colour(1), colour(0)}
+		cs := [2]color.NRGBA{compare.Colour(1), compare.Colour(0)}
 		var scatters [2]*plotter.Scatter
 		for k := range series {
 			sc, err := plotter.NewScatter(series[k])
@@ -133,7 +88,7 @@ func ScatterFigure(r *Result) (*compare.Figure, error) {
 		}
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 		if legend == nil {
-			legend = newLegend()
+			legend = compare.NewLegend()
 			legend.Add(names[1], scatters[1])
 			legend.Add(names[0], scatters[0])
 			legend.Add("y = x", diag)
@@ -192,7 +147,7 @@ func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
 			}
 		}
 	}
-	legend := newLegend()
+	legend := compare.NewLegend()
 	var row []*plot.Plot
 	for si, st := range stats {
 		p := newPlot(st.title, "training iteration", "")
@@ -215,12 +170,12 @@ func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			l.Color = colour(e)
+			l.Color = compare.Colour(e)
 			l.Width = vg.Points(1.4)
-			if e >= numColours/2 {
+			if e >= compare.NumColours/2 {
 				l.Dashes = []vg.Length{vg.Points(5), vg.Points(2.5)}
 			}
-			sc.Color = colour(e)
+			sc.Color = compare.Colour(e)
 			sc.Radius = vg.Points(2)
 			sc.Shape = glyph(e)
 			p.Add(l, sc)

@@ -183,14 +183,7 @@ func BatchShares(b *rollout.Batch, progress [][]int) Shares {
 			}
 		}
 	}
-	s.FailedProgress = ratio(fp, s.FailedSteps)
-	s.SuccessNoProgress = ratio(snp, s.SuccessSteps)
+	s.FailedProgress = rollout.Ratio(fp, s.FailedSteps)
+	s.SuccessNoProgress = rollout.Ratio(snp, s.SuccessSteps)
 	return s
-}
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -118,67 +117,6 @@ func (f *Figure) Draw(dc draw.Canvas) {
 	}
 }
 
-// palette is the Okabe–Ito colour-blind-safe palette (its yellow left out: unreadable on white).
-func palette(i int) color.NRGBA {
-	cs := [...]color.NRGBA{
-		{0x00, 0x72, 0xB2, 0xff}, // blue
-		{0xD5, 0x5E, 0x00, 0xff}, // vermillion
-		{0x00, 0x9E, 0x73, 0xff}, // bluish green
-		{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-		{0xE6, 0x9F, 0x00, 0xff}, // orange
-		{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-		{0x00, 0x00, 0x00, 0xff}, // black
-		{0x88, 0x88, 0x88, 0xff}, // grey
-	}
-	return cs[i%len(cs)]
-}
-
-// dashes keeps methods apart when the palette wraps around.
-func dashes(i int) []vg.Length {
-	if i < 8 {
-		return nil
-	}
-	return []vg.Length{vg.Points(5), vg.Points(3)}
-}
-
-func withAlpha(c color.NRGBA, a uint8) color.NRGBA {
-	c.A = a
-	return c
-}
-
-func textStyle(size vg.Length) draw.TextStyle {
-	sty := plot.New().Title.TextStyle
-	sty.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, size)
-	return sty
-}
-
-// newPlot returns a plot in the report's style: sans-serif text, a light grid.
-func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 12)
-	p.Title.Padding = vg.Points(6)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 11)
-		a.Tick.Label.Font = font.From(sans, 9)
-	}
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	p.Legend.TextStyle.Font = font.From(sans, 10)
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 225}
-	g.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(g)
-	return p
-}
-
-func newLegend() *plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font = font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, 10)
-	l.Padding = vg.Points(4)
-	return &l
-}
-
 // stepTicks labels env-step axes compactly (25k, 1.5M).
 type stepTicks struct{}
 
@@ -256,7 +194,7 @@ func curveLine(xs []float64, est []Estimate, i int) (*plotter.Line, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.Color = palette(i)
+	l.Color = Colour(i)
 	l.Width = vg.Points(2)
 	l.Dashes = dashes(i)
 	return l, nil
@@ -274,7 +212,7 @@ type series struct {
 // returns the legend of the lines.
 func addSeries(p *plot.Plot, ss []series) (*plot.Legend, error) {
 	for _, s := range ss {
-		poly, err := band(s.xs, s.est, palette(s.index))
+		poly, err := band(s.xs, s.est, Colour(s.index))
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +220,7 @@ func addSeries(p *plot.Plot, ss []series) (*plot.Legend, error) {
 			p.Add(poly)
 		}
 	}
-	legend := newLegend()
+	legend := NewLegend()
 	for _, s := range ss {
 		l, err := curveLine(s.xs, s.est, s.index)
 		if err != nil {
@@ -369,7 +307,7 @@ func (c *Comparison) intervalPanel(title, xlabel string, rows []string, est []Es
 			if err != nil {
 				return nil, err
 			}
-			bars.Color = palette(i)
+			bars.Color = Colour(i)
 			bars.Width = vg.Points(2.5)
 			bars.CapWidth = vg.Points(8)
 			p.Add(bars)
@@ -379,7 +317,7 @@ func (c *Comparison) intervalPanel(title, xlabel string, rows []string, est []Es
 		if err != nil {
 			return nil, err
 		}
-		dot.Color = palette(i)
+		dot.Color = Colour(i)
 		dot.Shape = draw.CircleGlyph{}
 		dot.Radius = vg.Points(4)
 		p.Add(dot)

@@ -162,12 +162,12 @@ func (x *GRAFT) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 		"nodes":             float64(sum.nodes),
 		"edges":             float64(sum.edges),
 		"edge_instances":    float64(sum.instances),
-		"merge_ratio":       ratio(sum.instances, sum.nodes),
-		"singleton_share":   ratio(sum.singletons, sum.instances),
+		"merge_ratio":       rollout.Ratio(sum.instances, sum.nodes),
+		"singleton_share":   rollout.Ratio(sum.singletons, sum.instances),
 		"sweeps":            float64(sum.sweeps),
 		"residual":          sum.residual,
 		"sinks":             float64(sum.sinks),
-		"unreachable_share": ratio(sum.unreachable, sum.nodes),
+		"unreachable_share": rollout.Ratio(sum.unreachable, sum.nodes),
 	}
 	if x.opts.Mode == ModePaper {
 		d["paper_hops"] = float64(sum.hops)
@@ -259,7 +259,7 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 
 	// V(u) = Σ_e π̂_e·(r_e + γ·V(v)) on the nodes that reach a sink, V(⊥(R)) = R.
 	ws.policyWeights(x.opts.PolicyWeighting)
-	ws.V = zeroed(ws.V, n)
+	ws.V = grpo.Zeroed(ws.V, n)
 	for u := range ws.V {
 		ws.V[u] = g.fixed[u] // V(⊥(R)) = R
 	}
@@ -268,11 +268,11 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 
 	// δ_e = r_e + γ·V(v) − V(u) for every edge instance e = (u → v) (Eq. 8); on the last step v is
 	// ⊥(R) with V = R, or under bootstrap the real last state.
-	ws.delta = zeroed(ws.delta, len(g.src))
+	ws.delta = grpo.Zeroed(ws.delta, len(g.src))
 	for e := range g.src {
 		ws.delta[e] = g.rew[e] + o.Gamma*ws.V[g.dst[e]] - ws.V[g.src[e]]
 	}
-	ws.raw = zeroed(ws.raw, len(g.src))
+	ws.raw = grpo.Zeroed(ws.raw, len(g.src))
 	switch o.Mode {
 	case ModeTD:
 		copy(ws.raw, ws.delta)
@@ -294,14 +294,14 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 	}
 
 	// Eq. 11: Â = (A − μ_u)/(σ_u + ε) over the edge instances leaving each node u; sign(A) alone.
-	ws.out = zeroed(ws.out, len(g.src))
+	ws.out = grpo.Zeroed(ws.out, len(g.src))
 	if o.Normalize {
 		ws.z.Normalize(ws.raw, g.src, n, grpo.MeanStdNorm, o.Eps, grpo.SingletonSign, ws.out)
 	} else {
 		copy(ws.out, ws.raw)
 	}
 
-	ws.ae = zeroed(ws.ae, len(group))
+	ws.ae = grpo.Zeroed(ws.ae, len(group))
 	if o.EpisodeWeight != 0 {
 		grpo.EpisodeAdvantages(b, group, o.Score, o.EpisodeNorm, o.Eps, ws.ae) // A^E_i
 	}
@@ -325,10 +325,10 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 // n(u,a) the instances of action a there.
 func (ws *workspace) policyWeights(wt Weighting) {
 	g := ws.g
-	ws.p = zeroed(ws.p, len(g.src))
+	ws.p = grpo.Zeroed(ws.p, len(g.src))
 	if wt == WeightUniform {
-		ws.stamp = zeroed(ws.stamp, len(g.acts))
-		ws.cnt = zeroed(ws.cnt, len(g.acts))
+		ws.stamp = grpo.Zeroed(ws.stamp, len(g.acts))
+		ws.cnt = grpo.Zeroed(ws.cnt, len(g.acts))
 	}
 	for u := 0; u < g.nodes(); u++ {
 		inst := g.outInst[g.outStart[u]:g.outStart[u+1]]
@@ -364,13 +364,13 @@ func (ws *workspace) policyWeights(wt Weighting) {
 // value every edge is kept (the paper mode propagates over all nodes) and c stays 0.
 func (s *system) assemble(ws *workspace, nodes []int32, p []float64, scale float64, value bool) {
 	g := ws.g
-	ws.mark = zeroed(ws.mark, g.nodes())
-	ws.slot = zeroed(ws.slot, g.nodes())
+	ws.mark = grpo.Zeroed(ws.mark, g.nodes())
+	ws.slot = grpo.Zeroed(ws.slot, g.nodes())
 	s.nodes = append(s.nodes[:0], nodes...)
 	s.start = append(s.start[:0], 0)
 	s.to, s.w = s.to[:0], s.w[:0]
-	s.c = zeroed(s.c, len(nodes))
-	s.self = zeroed(s.self, len(nodes))
+	s.c = grpo.Zeroed(s.c, len(nodes))
+	s.self = grpo.Zeroed(s.self, len(nodes))
 	for r, u := range nodes {
 		tag := int32(r) + 1 // ws.slot[v] belongs to this row while ws.mark[v] == tag
 		for _, e := range g.outInst[g.outStart[u]:g.outStart[u+1]] {
@@ -456,12 +456,12 @@ func gaussSeidel(s *system, V []float64, tol float64, limit int) (sweeps int, re
 func (ws *workspace) graphGAE(gl, tol float64, limit int) (hops int) {
 	g := ws.g
 	n := g.nodes()
-	ws.G = zeroed(ws.G, n)
+	ws.G = grpo.Zeroed(ws.G, n)
 	if gl == 0 {
 		return 0
 	}
-	ws.h = zeroed(ws.h, n)
-	ws.h2 = zeroed(ws.h2, n)
+	ws.h = grpo.Zeroed(ws.h, n)
+	ws.h2 = grpo.Zeroed(ws.h2, n)
 	live := ws.liveNodes()
 	for _, u := range live {
 		inst := g.outInst[g.outStart[u]:g.outStart[u+1]]
@@ -471,7 +471,7 @@ func (ws *workspace) graphGAE(gl, tol float64, limit int) (hops int) {
 		}
 		ws.h[u] = m / float64(len(inst)) // Ā_1(u) = m(u)
 	}
-	ws.p = zeroed(ws.p, len(g.src))
+	ws.p = grpo.Zeroed(ws.p, len(g.src))
 	for e, u := range g.src {
 		ws.p[e] = 1 / float64(g.outDegree(u))
 	}
@@ -513,11 +513,4 @@ func (ws *workspace) liveNodes() []int32 {
 		}
 	}
 	return ws.live
-}
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }

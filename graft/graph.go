@@ -9,6 +9,7 @@
 package graft
 
 import (
+	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -187,8 +188,8 @@ func (g *graph) index() {
 // csr groups the indices of by by their value in [0, n): idx[start[u]:start[u+1]] are the e with
 // by[e] == u, in increasing order.
 func csr(n int, by []int32, start, idx []int32) ([]int32, []int32) {
-	start = zeroed(start, n+1)
-	idx = zeroed(idx, len(by))
+	start = grpo.Zeroed(start, n+1)
+	idx = grpo.Zeroed(idx, len(by))
 	for _, u := range by {
 		start[u+1]++
 	}
@@ -210,7 +211,7 @@ func csr(n int, by []int32, start, idx []int32) ([]int32, []int32) {
 // first; sources have distance 0 and come first.
 func (g *graph) reverseBFS(isSource func(u int32) bool) {
 	n := g.nodes()
-	g.dist = zeroed(g.dist, n)
+	g.dist = grpo.Zeroed(g.dist, n)
 	g.order = g.order[:0]
 	for u := range g.dist {
 		g.dist[u] = -1
@@ -233,7 +234,7 @@ func (g *graph) reverseBFS(isSource func(u int32) bool) {
 // distinctEdges counts the distinct (u, v) pairs among the edge instances, using mark (resized to
 // the node count) as scratch.
 func (g *graph) distinctEdges(mark []int32) (int, []int32) {
-	mark = zeroed(mark, g.nodes())
+	mark = grpo.Zeroed(mark, g.nodes())
 	n := 0
 	for u := 0; u < g.nodes(); u++ {
 		for _, e := range g.outInst[g.outStart[u]:g.outStart[u+1]] {
@@ -248,13 +249,3 @@ func (g *graph) distinctEdges(mark []int32) (int, []int32) {
 
 // outDegree is N(u), the number of edge instances leaving u.
 func (g *graph) outDegree(u int32) int32 { return g.outStart[u+1] - g.outStart[u] }
-
-// zeroed returns s resized to n with every element zero, reusing its storage when it can.
-func zeroed[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
-}

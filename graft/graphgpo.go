@@ -92,7 +92,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 	var mark []int32
 	var groups, equal, noGoal, nodes, goalNodes, unreachable, edges, steps, singles int
 	for _, group := range b.Groups() {
-		ae = zeroed(ae, len(group))
+		ae = grpo.Zeroed(ae, len(group))
 		uniform, valid := grpo.EpisodeAdvantages(b, group, o.Score, o.Norm, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
@@ -110,7 +110,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 
 		// d(s): hops to GOAL by reverse BFS; d_max + 1 where GOAL is out of reach; 1 everywhere
 		// when no rollout reached GOAL.
-		d = zeroed(d, g.nodes())
+		d = grpo.Zeroed(d, g.nodes())
 		if g.goal < 0 {
 			noGoal++
 			for u := range d {
@@ -133,7 +133,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 		}
 
 		// g_t = 10·γ_g^{d(s_{t+1})}, or 10·γ_g^{d(s_{t+1}) − d(s_t) + 1} with normalize_distance.
-		gt = zeroed(gt, len(g.src))
+		gt = grpo.Zeroed(gt, len(g.src))
 		for e := range g.src {
 			k := d[g.dst[e]]
 			if o.NormalizeDistance {
@@ -142,7 +142,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 			gt[e] = goalScale * math.Pow(o.GammaG, float64(k))
 		}
 		// A^S: g_t normalised within the group of steps sharing φ(s_t); singletons 0.
-		as = zeroed(as, len(g.src))
+		as = grpo.Zeroed(as, len(g.src))
 		singles += z.Normalize(gt, g.src, g.nodes(), o.Norm, o.Eps, grpo.SingletonZero, as)
 
 		j := 0
@@ -162,11 +162,11 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 		"nodes":             float64(nodes),
 		"edges":             float64(edges),
 		"edge_instances":    float64(steps),
-		"merge_ratio":       ratio(steps, nodes),
-		"singleton_share":   ratio(singles, steps),
-		"groups_all_equal":  ratio(equal, groups),
-		"groups_no_success": ratio(noGoal, groups),
-		"unreachable_share": ratio(unreachable, goalNodes),
+		"merge_ratio":       rollout.Ratio(steps, nodes),
+		"singleton_share":   rollout.Ratio(singles, steps),
+		"groups_all_equal":  rollout.Ratio(equal, groups),
+		"groups_no_success": rollout.Ratio(noGoal, groups),
+		"unreachable_share": rollout.Ratio(unreachable, goalNodes),
 	}
 	rollout.AdvantageStats(adv, diag)
 	return adv, diag

@@ -83,7 +83,7 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 		return id
 	}
 	for _, group := range b.Groups() {
-		ae = zeroed(ae, len(group))
+		ae = Zeroed(ae, len(group))
 		uniform, valid := EpisodeAdvantages(b, group, o.Score, o.Norm, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
@@ -133,7 +133,7 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 		edges += len(pairs)
 		steps += len(rs)
 		// A^S_{i,t} = (R^S_{i,t} − mean_G)/F_norm within the anchor group G of φ(s_t); singletons 0.
-		as = zeroed(as, len(rs))
+		as = Zeroed(as, len(rs))
 		singles += z.Normalize(rs, anchor, len(ids), o.Norm, o.Eps, SingletonZero, as)
 		e := 0
 		for k, i := range group {
@@ -147,20 +147,13 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 		}
 	}
 	d := rollout.Diagnostics{
-		"groups_all_equal": ratio(equal, groups),
+		"groups_all_equal": rollout.Ratio(equal, groups),
 		"nodes":            float64(nodes),
 		"edges":            float64(edges),
 		"edge_instances":   float64(steps),
-		"merge_ratio":      ratio(steps, nodes),
-		"singleton_share":  ratio(singles, steps),
+		"merge_ratio":      rollout.Ratio(steps, nodes),
+		"singleton_share":  rollout.Ratio(singles, steps),
 	}
 	rollout.AdvantageStats(adv, d)
 	return adv, d
-}
-
-func ratio(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }

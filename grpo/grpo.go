@@ -1,8 +1,8 @@
 // Package grpo implements graftrl's group-relative advantage estimators: GRPO and Dr.GRPO
 // (trajectory level, ALGORITHMS.md §1) and GiGPO (step groups by anchor state, §2). Each turns a
 // rollout.Batch into one scalar advantage per step; a group is the N rollouts of one task, never
-// more. The helpers EpisodeAdvantages and GroupNormalizer are shared with package graft, whose
-// GraphGPO and GRAFT add GiGPO's episode term.
+// more. The helpers EpisodeAdvantages, GroupNormalizer, Sign and Zeroed are shared with package
+// graft, whose GraphGPO and GRAFT add GiGPO's episode term.
 package grpo
 
 import (
@@ -82,7 +82,7 @@ func (g *GRPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnosti
 	var ae []float64
 	groups, equal := 0, 0
 	for _, group := range b.Groups() {
-		ae = zeroed(ae, len(group))
+		ae = Zeroed(ae, len(group))
 		uniform, valid := EpisodeAdvantages(b, group, g.opts.Score, g.norm, g.opts.Eps, ae)
 		if valid == 0 {
 			continue
@@ -98,10 +98,7 @@ func (g *GRPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnosti
 			}
 		}
 	}
-	d := rollout.Diagnostics{"groups": float64(groups), "groups_all_equal": 0}
-	if groups > 0 {
-		d["groups_all_equal"] = float64(equal) / float64(groups)
-	}
+	d := rollout.Diagnostics{"groups": float64(groups), "groups_all_equal": rollout.Ratio(equal, groups)}
 	rollout.AdvantageStats(adv, d)
 	return adv, d
 }
@@ -115,7 +112,7 @@ func DropUniformGroups(b *rollout.Batch, score Score) (kept *rollout.Batch, drop
 	kept = &rollout.Batch{}
 	var scratch []float64
 	for _, group := range b.Groups() {
-		scratch = zeroed(scratch, len(group))
+		scratch = Zeroed(scratch, len(group))
 		if uniform, _ := EpisodeAdvantages(b, group, score, MeanNorm, 1, scratch); uniform {
 			dropped++
 			continue

@@ -73,11 +73,11 @@ type GroupNormalizer struct {
 // equal gets 0 exactly (the formula's value, without the rounding noise of x − μ). It returns how
 // many members were singletons. Preconditions: len(out) ≥ len(x) = len(group), eps > 0.
 func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm Norm, eps float64, single Singleton, out []float64) (singletons int) {
-	z.n = zeroed(z.n, groups)
-	z.mean = zeroed(z.mean, groups)
-	z.m2 = zeroed(z.m2, groups)
-	z.first = zeroed(z.first, groups)
-	z.same = zeroed(z.same, groups)
+	z.n = Zeroed(z.n, groups)
+	z.mean = Zeroed(z.mean, groups)
+	z.m2 = Zeroed(z.m2, groups)
+	z.first = Zeroed(z.first, groups)
+	z.same = Zeroed(z.same, groups)
 	for i, g := range group {
 		if z.n[g] == 0 {
 			z.first[g], z.same[g] = x[i], true
@@ -110,7 +110,7 @@ func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm
 			singletons++
 			out[i] = 0
 			if single == SingletonSign && math.Abs(x[i]) > eps {
-				out[i] = sign(x[i])
+				out[i] = Sign(x[i])
 			}
 		case z.same[g]:
 			out[i] = 0
@@ -178,7 +178,8 @@ func checkEnum(est, key string, value string, ok bool, allowed string) error {
 	return fmt.Errorf("%s: option %s = %q: must be %s", est, key, value, allowed)
 }
 
-func sign(x float64) float64 {
+// Sign is sign(x): 1, −1 or 0 (0 for NaN too), what SingletonSign gives a lone member (Eq. 11).
+func Sign(x float64) float64 {
 	switch {
 	case x > 0:
 		return 1
@@ -188,8 +189,9 @@ func sign(x float64) float64 {
 	return 0
 }
 
-// zeroed returns s resized to n with every element zero, reusing its storage when it can.
-func zeroed[T any](s []T, n int) []T {
+// Zeroed returns s resized to n with every element zero, reusing its storage when it can: the
+// estimators' per-batch scratch, reused across iterations without allocating.
+func Zeroed[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
 	}

@@ -105,6 +105,15 @@ func NewAdvantages(b *Batch) Advantages {
 // singleton share, advantage mean/std …); they are logged into metrics.jsonl.
 type Diagnostics map[string]float64
 
+// Ratio is a/b, the share or mean a diagnostic reports, and 0 when b is 0: an empty batch or
+// stratum has no share, and NaN would poison the means that metrics.jsonl readers take.
+func Ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
 // AdvantageStats adds the advantage summary every estimator logs: adv_mean, adv_std (population)
 // and adv_zero_share (share of steps whose advantage is exactly 0).
 func AdvantageStats(a Advantages, d Diagnostics) {

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -168,7 +169,7 @@ func (c *AdvantageComparison) WriteSummary(w io.Writer) {
 			}
 			agree := 0
 			for i := range flats[a] {
-				if sgn(flats[a][i]) == sgn(flats[b][i]) {
+				if grpo.Sign(flats[a][i]) == grpo.Sign(flats[b][i]) {
 					agree++
 				}
 			}
@@ -177,14 +178,4 @@ func (c *AdvantageComparison) WriteSummary(w io.Writer) {
 		}
 	}
 	tw.Flush()
-}
-
-func sgn(x float64) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }

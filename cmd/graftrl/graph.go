@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +72,7 @@ func graphRun(o *graphOptions) error {
 		return &usageError{err.Error()}
 	}
 	if o.task < 0 || o.task >= r.Batch.Tasks {
-		return &usageError{"graph: --task must be in 0.." + itoa(r.Batch.Tasks-1)}
+		return &usageError{"graph: --task must be in 0.." + strconv.Itoa(r.Batch.Tasks-1)}
 	}
 	w := o.out
 	if o.output != "" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/graftrl/graftrl/envs/all" // register the built-in environments
+	_ "github.com/graftrl/graftrl/envs/all" // register every environment, the openenv client among them
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -47,10 +47,19 @@ func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.Execute()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "graftrl:", err)
+	}
+	return exitStatus(err)
+}
+
+// exitStatus maps a command's error to the process's exit status: 0 for none, exitConfig for
+// configuration and usage errors, exitInterrupted for a clean stop on a signal, exitError for the
+// rest. The CLI tests read statuses through it too, so the two cannot drift apart.
+func exitStatus(err error) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "graftrl:", err)
 	var ce *trainer.ConfigError
 	var ue *usageError
 	switch {
@@ -61,5 +70,3 @@ func run(args []string) int {
 	}
 	return exitError
 }
-
-func itoa(n int) string { return fmt.Sprint(n) }

@@ -6,16 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/envs/openenv" // also registers the openenv client env
+	"github.com/graftrl/graftrl/envs/openenv"
 )
 
 // tokenEnvVar holds the bearer token when --token is not given, so that it stays out of the
@@ -125,10 +123,8 @@ func serveEnvRun(ctx context.Context, opts openenv.ServerOptions, out io.Writer,
 	if err != nil {
 		return fmt.Errorf("serve-env: %w", err)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// A stop signal shuts the server down; later ones are ignored while it closes its sessions.
+	ctx, stop := notifyStop(ctx, nil, func(os.Signal) {})
 	defer stop()
 	auth := "no token"
 	if opts.Token != "" {

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -77,23 +75,6 @@ func noArgs(name string) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// interruptContext is cancelled by the first SIGINT or SIGTERM; a second one kills graftrl
-// at once (the training processes die with it).
-func interruptContext(parent context.Context, log io.Writer) (context.Context, func()) {
-	if parent == nil {
-		parent = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		if parent.Err() == nil {
-			stop() // restore the default: a second Ctrl-C ends graftrl at once
-			fmt.Fprintln(log, "graftrl: stopping the runs (each stops after its current iteration); Ctrl-C again to kill them now")
-		}
-	}()
-	return ctx, stop
 }
 
 // loadSweep reads a sweep config and applies the flags that change where it goes.

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // cli runs graftrl's command tree in process and returns stdout, stderr and the exit status
@@ -37,22 +35,6 @@ func cliErr(t *testing.T, args ...string) (string, string, error) {
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	return out.String(), errb.String(), err
-}
-
-// exitStatus is main's mapping from errors to exit statuses.
-func exitStatus(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ce *trainer.ConfigError
-	var ue *usageError
-	switch {
-	case errors.As(err, &ce) || errors.As(err, &ue):
-		return exitConfig
-	case errors.Is(err, trainer.ErrInterrupted):
-		return exitInterrupted
-	}
-	return exitError
 }
 
 // writeSweepFiles writes tiny.yaml and sweep.yaml (with the given body, out_dir in dir/out).

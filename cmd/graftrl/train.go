@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -59,7 +58,7 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 	f.StringVarP(&o.config, "config", "c", "", "YAML config file")
 	f.StringVar(&o.resume, "resume", "", "continue the run in this directory from its newest valid checkpoint")
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key: key.path=value (repeatable)")
-	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+joinNames(trainer.EstimatorNames()))
+	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+strings.Join(trainer.EstimatorNames(), "|"))
 	f.StringVar(&o.backend, "backend", "", "GoMLX backend: go (default), xla:cpu, xla:cuda")
 	f.StringVar(&o.name, "name", "", "run name (directory under out_dir)")
 	f.Int64Var(&o.seed, "seed", -1, "run seed")
@@ -107,12 +106,15 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	if err != nil {
 		return err
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := handleSignals(cancel, o.out)
+	// The first SIGINT/SIGTERM is a clean stop (the current iteration finishes, a checkpoint is
+	// written), the second an immediate exit; the last checkpoint stays valid either way, since
+	// checkpoints are renamed into place only when complete.
+	ctx, stop := notifyStop(ctx, func(sig os.Signal) {
+		fmt.Fprintf(o.out, "\ngraftrl: %v: finishing this iteration and writing a checkpoint (signal again to quit at once)\n", sig)
+	}, func(os.Signal) {
+		fmt.Fprintln(o.out, "graftrl: quitting at once; the last checkpoint is intact")
+		os.Exit(exitKilled)
+	})
 	defer stop()
 	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet, InstallPlugin: o.install,
 		Resume: o.resume != ""})
@@ -152,40 +154,4 @@ func (o *trainOptions) loadConfig() (trainer.Config, error) {
 	return trainer.Load(path, append(extra, o.overrides(base.Name)...))
 }
 
-// handleSignals turns the first SIGINT/SIGTERM into a clean stop (the current iteration finishes,
-// a checkpoint is written) and the second into an immediate exit; the last checkpoint stays valid
-// either way, since checkpoints are renamed into place only when complete.
-func handleSignals(cancel context.CancelFunc, out io.Writer) (stop func()) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-sigs:
-			fmt.Fprintf(out, "\ngraftrl: %v: finishing this iteration and writing a checkpoint (signal again to quit at once)\n", sig)
-			cancel()
-		case <-done:
-			return
-		}
-		select {
-		case <-sigs:
-			fmt.Fprintln(out, "graftrl: quitting at once; the last checkpoint is intact")
-			os.Exit(exitKilled)
-		case <-done:
-		}
-	}()
-	return func() { signal.Stop(sigs); close(done) }
-}
-
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
-func joinNames(names []string) string {
-	s := ""
-	for i, n := range names {
-		if i > 0 {
-			s += "|"
-		}
-		s += n
-	}
-	return s
-}

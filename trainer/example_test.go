@@ -1,0 +1,41 @@
+package trainer_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/trainer"
+)
+
+// The estimator registry builds an advantage estimator from a config's estimator section: its name
+// and its options, the defaults filling in what is left out. Unknown names and keys are refused,
+// naming what is allowed.
+func ExampleNewEstimator() {
+	fmt.Println(strings.Join(trainer.EstimatorNames(), " "))
+	est, err := trainer.NewEstimator("grpo", map[string]any{"score": "outcome"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// One task, two rollouts: a success (R = 1) and a failure (R = 0). GRPO gives every step of a
+	// rollout (R − mean R)/(std R + ε) = ±0.5/0.5.
+	b := &rollout.Batch{Tasks: 1, Trajs: []rollout.Trajectory{
+		{Task: 0, Outcome: 1, Success: true, Steps: []rollout.Step{{Key: "S", NextKey: "A"}, {Key: "A", NextKey: "G"}}},
+		{Task: 0, Outcome: 0, Steps: []rollout.Step{{Key: "S", NextKey: "T"}}},
+	}}
+	adv, d := est.Estimate(b)
+	fmt.Printf("advantages %.4f, groups %g\n", adv, d["groups"])
+	for _, bad := range []struct {
+		name string
+		opts map[string]any
+	}{{"ppo", nil}, {"graft", map[string]any{"gama": 0.9}}} {
+		_, err := trainer.NewEstimator(bad.name, bad.opts)
+		fmt.Println(err)
+	}
+	// Output:
+	// drgrpo gigpo graft graphgpo grpo
+	// advantages [[1.0000 1.0000] [-1.0000]], groups 1
+	// estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)
+	// estimator graft: unknown option "gama" (allowed: episode_norm, episode_weight, eps, gamma, lambda, mode, normalize, policy_weighting, score, tol, truncation, use_step_rewards)
+}
