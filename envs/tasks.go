@@ -1,6 +1,9 @@
 package envs
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // Split names a task panel: the tasks trained on, or the held-out tasks evaluated on.
 type Split string
@@ -48,4 +51,48 @@ func TaskSeeds(split Split, n int, panelSeed int64) []int64 {
 		seeds[i] = base + int64(i)
 	}
 	return seeds
+}
+
+// Seed spaces of tasks drawn fresh instead of taken from a panel. Panel seeds stay below 2^50
+// (panel_seed ≤ 10^9, panels ≤ 500 000 tasks), open training seeds lie in [2^51, 2^52) and
+// demonstration seeds in [2^52, 2^52 + 2^51): no fresh task is ever in a panel, and every seed is an
+// integer that a JSON number holds exactly (remote environments).
+const (
+	openBase  = 1 << 51
+	demoBase  = 1 << 52
+	freshSize = 1 << 51
+)
+
+// OpenTaskSeeds draws n fresh training task seeds from rng (tasks.train: open): with 2^51 seeds to
+// draw from, an iteration's tasks are new tasks, never those of any eval panel.
+func OpenTaskSeeds(rng *rand.Rand, n int) []int64 { return freshSeeds(rng, n, openBase) }
+
+// DemoTaskSeeds draws n task seeds for expert demonstrations from rng, disjoint from every panel
+// and from open training seeds.
+func DemoTaskSeeds(rng *rand.Rand, n int) []int64 { return freshSeeds(rng, n, demoBase) }
+
+func freshSeeds(rng *rand.Rand, n int, base int64) []int64 {
+	seeds := make([]int64, max(n, 0))
+	for i := range seeds {
+		seeds[i] = base + rng.Int64N(freshSize)
+	}
+	return seeds
+}
+
+// SeedSpace names the seed space a task seed belongs to: "train", "eval", "open", "demo", or
+// "" for a seed outside them all (e.g. negative).
+func SeedSpace(seed int64) string {
+	switch {
+	case seed < 0:
+		return ""
+	case seed >= demoBase && seed < demoBase+freshSize:
+		return "demo"
+	case seed >= openBase && seed < openBase+freshSize:
+		return "open"
+	case seed < openBase && seed%panelStride >= evalOffset:
+		return string(Eval)
+	case seed < openBase:
+		return string(Train)
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package envs
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -67,4 +68,31 @@ func TestParseSplit(t *testing.T) {
 		}
 	}()
 	TaskSeeds("test", 1, 0)
+}
+
+// Fresh seeds are reproducible from the stream, fall in their own space, and never in a panel:
+// checked against the largest panels the config allows.
+func TestFreshTaskSeeds(t *testing.T) {
+	open := OpenTaskSeeds(rand.New(rand.NewPCG(1, 2)), 1000)
+	if again := OpenTaskSeeds(rand.New(rand.NewPCG(1, 2)), 1000); !slices.Equal(open, again) {
+		t.Fatal("open seeds differ for the same stream")
+	}
+	demo := DemoTaskSeeds(rand.New(rand.NewPCG(1, 2)), 1000)
+	for i := range open {
+		if SeedSpace(open[i]) != "open" || SeedSpace(demo[i]) != "demo" {
+			t.Fatalf("seeds %d, %d in spaces %q, %q", open[i], demo[i], SeedSpace(open[i]), SeedSpace(demo[i]))
+		}
+		if open[i] >= 1<<53 || demo[i] >= 1<<53 {
+			t.Fatalf("seed above 2^53: %d %d", open[i], demo[i])
+		}
+	}
+	const maxPanelSeed, maxPanel = 1_000_000_000, 500_000
+	for _, s := range []int64{TaskSeeds(Train, maxPanel, maxPanelSeed)[maxPanel-1], TaskSeeds(Eval, maxPanel, maxPanelSeed)[maxPanel-1]} {
+		if s >= openBase {
+			t.Fatalf("panel seed %d reaches the open space (from %d)", s, int64(openBase))
+		}
+	}
+	if SeedSpace(TaskSeeds(Eval, 3, 7)[2]) != "eval" || SeedSpace(TaskSeeds(Train, 3, 7)[2]) != "train" || SeedSpace(-1) != "" {
+		t.Fatal("panel seeds are not named by their space")
+	}
 }

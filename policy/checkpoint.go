@@ -78,3 +78,41 @@ func (p *Policy) Load(dir string) (err error) {
 	}
 	return nil
 }
+
+// ReadCheckpointWeights reads the parameters of a checkpoint written by Save for a policy of
+// architecture c, in the order and shapes of ParamNames/ParamShapes (the Init of Options). The
+// optimiser state in the checkpoint is ignored. A checkpoint of another architecture, a missing
+// parameter or unreadable data is an error naming what differs.
+func ReadCheckpointWeights(dir string, c Config) (w [][]float32, err error) {
+	defer func() {
+		if r := recover(); r != nil { // GoMLX panics on unreadable data
+			w, err = nil, fmt.Errorf("policy: read checkpoint %s: %v", dir, r)
+		}
+	}()
+	scratch := context.New()
+	if _, err := checkpoints.Load(scratch).Dir(dir).Immediate().Done(); err != nil {
+		return nil, fmt.Errorf("policy: read checkpoint %s: %w", dir, err)
+	}
+	loaded := map[string]*context.Variable{}
+	for v := range scratch.IterVariables() {
+		loaded[v.Scope()+"/"+v.Name()] = v
+	}
+	names, shapes := ParamNames(c), ParamShapes(c)
+	w = make([][]float32, len(names))
+	for i, name := range names {
+		v, ok := loaded["/policy/"+name]
+		if !ok {
+			return nil, fmt.Errorf("policy: checkpoint %s has no parameter %s (a policy of another architecture?)", dir, name)
+		}
+		t, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("policy: read checkpoint %s: %s: %w", dir, name, err)
+		}
+		if !slices.Equal(t.Shape().Dimensions, shapes[i]) {
+			return nil, fmt.Errorf("policy: checkpoint %s: %s has shape %v, this policy %v (different architecture or vocabulary size)",
+				dir, name, t.Shape().Dimensions, shapes[i])
+		}
+		w[i] = tensors.MustCopyFlatData[float32](t)
+	}
+	return w, nil
+}

@@ -15,10 +15,12 @@ const (
 	AggSeqMeanTokenSumNrm = "seq-mean-token-sum-norm" // Σ ℓ / (#rows · constant) (Dr.GRPO)
 )
 
-// Objectives: the per-token clipped surrogate, or the step-level "GRPO-C" surrogate.
+// Objectives: the per-token clipped surrogate, the step-level "GRPO-C" surrogate, or the
+// token-level cross-entropy of supervised fine-tuning (advantages and old log-probs unused).
 const (
-	ObjectiveToken = "token"
-	ObjectiveStep  = "step"
+	ObjectiveToken        = "token"
+	ObjectiveStep         = "step"
+	ObjectiveCrossEntropy = "cross-entropy"
 )
 
 // KL estimators of KL(π_θ ‖ π_ref) per token, x = log π − log π_ref.
@@ -41,7 +43,8 @@ type LossConfig struct {
 	Aggregation string `yaml:"aggregation" json:"aggregation"`
 	// NormConstant is the constant divisor of seq-mean-token-sum-norm (0 means policy.max_len).
 	NormConstant float64 `yaml:"norm_constant" json:"norm_constant"`
-	// Objective is token (per-token ratios, default) or step (GRPO-C: one geometric-mean ratio per step).
+	// Objective is token (per-token ratios, default), step (GRPO-C: one geometric-mean ratio per
+	// step) or cross-entropy (−Σ w·log π(target): supervised fine-tuning on demonstrations).
 	Objective string `yaml:"objective" json:"objective"`
 	// EntropyCoef weights the entropy bonus (0 turns it off).
 	EntropyCoef float64 `yaml:"entropy_coef" json:"entropy_coef"`
@@ -71,8 +74,9 @@ func (l LossConfig) Validate() error {
 			AggTokenMean, AggSeqMeanTokenMean, AggSeqMeanTokenSumNrm)
 	case !(l.NormConstant >= 0 && l.NormConstant <= 1e9):
 		return fmt.Errorf("update.norm_constant: %g is out of range (allowed 0 = max_len, or > 0)", l.NormConstant)
-	case l.Objective != ObjectiveToken && l.Objective != ObjectiveStep:
-		return fmt.Errorf("update.objective: %q is not allowed (allowed: %s, %s)", l.Objective, ObjectiveToken, ObjectiveStep)
+	case l.Objective != ObjectiveToken && l.Objective != ObjectiveStep && l.Objective != ObjectiveCrossEntropy:
+		return fmt.Errorf("update.objective: %q is not allowed (allowed: %s, %s, %s)", l.Objective,
+			ObjectiveToken, ObjectiveStep, ObjectiveCrossEntropy)
 	case !(l.EntropyCoef >= 0 && l.EntropyCoef <= 10):
 		return fmt.Errorf("update.entropy_coef: %g is out of range (allowed [0, 10])", l.EntropyCoef)
 	case l.KL != KLNone && l.KL != KLk1 && l.KL != KLk2 && l.KL != KLk3:
@@ -135,6 +139,19 @@ func klPenalty(kind string, x *Node) *Node {
 	}
 }
 
+// addKL sets t.kl to the weighted per-token KL to the reference policy and adds β·KL to the
+// total when KL is on (t.kl is 0 otherwise). Inactive positions (weight 0) contribute nothing.
+func addKL(l LossConfig, t *lossTerms, logp, weight, refLogp *Node) {
+	t.kl = ScalarZero(logp.Graph(), dtypes.Float32)
+	if l.KL == KLNone || refLogp == nil {
+		return
+	}
+	active := GreaterThan(weight, ZerosLike(weight))
+	x := Where(active, Sub(logp, refLogp), ZerosLike(logp))
+	t.kl = ReduceAllSum(Mul(weight, klPenalty(l.KL, x)))
+	t.total = Add(t.total, MulScalar(t.kl, l.KLCoef))
+}
+
 // tokenLoss builds the per-token objective. weight [B,T] carries the aggregation (and is 0 on
 // context and padding tokens, which therefore never enter the loss, the KL or the entropy).
 func tokenLoss(l LossConfig, logp, entropy, oldLogp, adv, weight, refLogp *Node) lossTerms {
@@ -150,12 +167,22 @@ func tokenLoss(l LossConfig, logp, entropy, oldLogp, adv, weight, refLogp *Node)
 		clipFrac: ReduceAllSum(Mul(weight, clipped)),
 	}
 	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
-	t.kl = ScalarZero(logp.Graph(), dtypes.Float32)
-	if l.KL != KLNone && refLogp != nil {
-		x := Where(active, Sub(logp, refLogp), ZerosLike(logp))
-		t.kl = ReduceAllSum(Mul(weight, klPenalty(l.KL, x)))
-		t.total = Add(t.total, MulScalar(t.kl, l.KLCoef))
+	addKL(l, &t, logp, weight, refLogp)
+	return t
+}
+
+// crossEntropyLoss is the supervised objective −Σ w·log π(target) over the weighted (action)
+// tokens; the entropy and KL terms keep their per-token form with the token weights.
+func crossEntropyLoss(l LossConfig, logp, entropy, weight, refLogp *Node) lossTerms {
+	zero := ScalarZero(logp.Graph(), dtypes.Float32)
+	t := lossTerms{
+		pg:       Neg(ReduceAllSum(Mul(weight, logp))),
+		entropy:  ReduceAllSum(Mul(weight, entropy)),
+		approxKL: zero,
+		clipFrac: zero,
 	}
+	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
+	addKL(l, &t, logp, weight, refLogp)
 	return t
 }
 
@@ -181,12 +208,7 @@ func stepLoss(l LossConfig, logp, entropy, oldLogp, weight, refLogp, stepOf, ste
 		clipFrac: ReduceAllSum(Mul(stepWeight, clipped)),
 	}
 	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
-	t.kl = ScalarZero(logp.Graph(), dtypes.Float32)
-	if l.KL != KLNone && refLogp != nil {
-		x := Where(active, Sub(logp, refLogp), ZerosLike(logp))
-		t.kl = ReduceAllSum(Mul(weight, klPenalty(l.KL, x)))
-		t.total = Add(t.total, MulScalar(t.kl, l.KLCoef))
-	}
+	addKL(l, &t, logp, weight, refLogp)
 	return t
 }
 

@@ -55,7 +55,7 @@ func assembleParams(c Config, nodes []*Node) *params {
 	return p
 }
 
-// The functions below compute the transformer of ARCHITECTURE.md — pre-LayerNorm blocks of causal
+// The functions below compute the transformer of ARCHITECTURE.md (The policy) — pre-LayerNorm blocks of causal
 // multi-head attention and a tanh-GELU MLP — in the forms that are cheapest on GoMLX's Go backend
 // (see graphops.go). Every rewrite is an identity of real arithmetic; only float32 rounding
 // differs from the textbook order, well inside the 1e-5 the host path is checked against.

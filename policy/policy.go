@@ -43,6 +43,11 @@ type Options struct {
 	Optim OptimConfig
 	// Seed draws the initial weights.
 	Seed uint64
+	// Init, when set, are the initial weights instead of a draw from Seed: one array per
+	// parameter in the order and shapes of ParamNames/ParamShapes, flattened row-major (as
+	// Weights and ReadCheckpointWeights return them). The optimiser starts fresh, and the KL
+	// reference is these weights.
+	Init [][]float32
 	// ActionTokens, when set, are the only token ids an action may consist of (the env's action
 	// words and the end-of-action token): at action positions every other token's logit is
 	// masked out, in sampling and in the loss alike. Nil allows every token.
@@ -73,7 +78,12 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 			p.actionBias[id] = 0
 		}
 	}
-	init := initialValues(o.Model, o.Seed)
+	init := o.Init
+	if init == nil {
+		init = initialValues(o.Model, o.Seed)
+	} else if err := CheckWeights(o.Model, init); err != nil {
+		return nil, err
+	}
 	root := p.ctx.Checked(false)
 	for i, s := range paramSpecs(o.Model) {
 		// "block0/wq" becomes variable wq in scope …/block0: a name must not hold the scope
@@ -194,9 +204,12 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 		entropy = StopGradient(entropy) // logged only: no gradient to build
 	}
 	var t lossTerms
-	if p.loss.Objective == ObjectiveStep {
+	switch p.loss.Objective {
+	case ObjectiveStep:
 		t = stepLoss(p.loss, logp, entropy, oldLogp, weight, refLogp, stepOf, stepAdv, stepWeight)
-	} else {
+	case ObjectiveCrossEntropy:
+		t = crossEntropyLoss(p.loss, logp, entropy, weight, refLogp)
+	default:
 		t = tokenLoss(p.loss, logp, entropy, oldLogp, adv, weight, refLogp)
 	}
 	grads := Gradient(t.total, theta...)
@@ -431,6 +444,25 @@ func ParamNames(c Config) []string {
 		names[i] = s.name
 	}
 	return names
+}
+
+// CheckWeights checks that w holds one array per parameter of c, each of the size of its shape
+// (the layout of Weights); errors name the first parameter that differs.
+func CheckWeights(c Config, w [][]float32) error {
+	names, shapes := ParamNames(c), ParamShapes(c)
+	if len(w) != len(names) {
+		return fmt.Errorf("policy: %d weight arrays for a policy of %d parameters", len(w), len(names))
+	}
+	for i, shape := range shapes {
+		size := 1
+		for _, n := range shape {
+			size *= n
+		}
+		if len(w[i]) != size {
+			return fmt.Errorf("policy: weight %s has %d values, want %d (shape %v)", names[i], len(w[i]), size, shape)
+		}
+	}
+	return nil
 }
 
 // ParamShapes lists the parameter shapes in the order of ParamNames.

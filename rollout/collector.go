@@ -118,6 +118,9 @@ type slot struct {
 	key      string
 	over     bool
 	turnBase int // in the window layout: index in seq where the current turn starts
+	// untrained makes the current action's tokens context rather than targets (a demonstration's
+	// exploration noise).
+	untrained bool
 }
 
 // Collect rolls out every task of the request Group times and returns the batch. Episodes run
@@ -194,7 +197,11 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 func (c *Collector) take(s *slot, tok int32, lp float32, st *Stats) bool {
 	s.seq = append(s.seq, tok)
 	s.logp = append(s.logp, lp)
-	s.stepOf = append(s.stepOf, int16(len(s.traj.Steps)))
+	k := int16(len(s.traj.Steps))
+	if s.untrained {
+		k = -1
+	}
+	s.stepOf = append(s.stepOf, k)
 	if tok != tokens.EOAID {
 		s.action = append(s.action, tok)
 		if len(s.action) < c.cfg.ActionMaxTokens {

@@ -13,12 +13,17 @@ type progress struct {
 }
 
 func newProgress(out io.Writer, opts Options, total int) progress {
+	return newProgressNamed(out, opts, total, "training")
+}
+
+// newProgressNamed is newProgress with another description (e.g. "sft").
+func newProgressNamed(out io.Writer, opts Options, total int, what string) progress {
 	if !opts.Progress || opts.Quiet {
 		return progress{}
 	}
 	return progress{bar: progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(out),
-		progressbar.OptionSetDescription("training"),
+		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),

@@ -89,18 +89,8 @@ func (h *Model) Config() policy.Config { return h.cfg }
 // e.g. after every policy update. Caches of existing decoders were computed with the old weights:
 // start new sequences after a refresh. On error the model is left unchanged.
 func (h *Model) SetWeights(weights [][]float32) error {
-	names, shapes := policy.ParamNames(h.cfg), policy.ParamShapes(h.cfg)
-	if len(weights) != len(names) {
-		return fmt.Errorf("host: host model needs %d weight arrays, got %d", len(names), len(weights))
-	}
-	for i, shape := range shapes {
-		size := 1
-		for _, n := range shape {
-			size *= n
-		}
-		if len(weights[i]) != size {
-			return fmt.Errorf("host: weight %s has %d values, want %d (shape %v)", names[i], len(weights[i]), size, shape)
-		}
+	if err := policy.CheckWeights(h.cfg, weights); err != nil {
+		return fmt.Errorf("host: %w", err)
 	}
 	d, dp := h.d, h.dp
 	scale := float32(1 / math.Sqrt(float64(h.hd)))
