@@ -8,17 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
-
-// checkpointPolicyDir is where a trainer checkpoint keeps the policy's variables (policy.Save).
-const checkpointPolicyDir = "policy"
 
 // Source is a training run opened for auditing: its resolved config, vocabulary and policy,
 // and a host sampler that reads the weights of whichever checkpoint was loaded last.
@@ -36,7 +33,7 @@ type Source struct {
 // whatever backend the run trained on: the audit only reads the weights, and samples them with
 // the pure-Go host inference path). Nothing is written into the run directory.
 func Open(runDir string) (*Source, error) {
-	cfg, err := trainer.Load(filepath.Join(runDir, trainer.ConfigFile), nil)
+	cfg, err := trainer.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +47,7 @@ func Open(runDir string) (*Source, error) {
 
 // Checkpoints returns the run's checkpoints that pass trainer.VerifyCheckpoint, oldest first.
 func (s *Source) Checkpoints() ([]string, error) {
-	list, err := trainer.ListCheckpoints(s.Dir)
+	list, err := rundir.ListCheckpoints(s.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +75,8 @@ func (s *Source) ResolveCheckpoint(arg string) (string, error) {
 		return list[len(list)-1], nil
 	}
 	dir := arg
-	if n, err := strconv.Atoi(arg); err == nil {
-		dir = filepath.Join(s.Dir, trainer.CkptDir, fmt.Sprintf("iter-%06d", n))
+	if n, err := strconv.Atoi(arg); err == nil && n >= 0 {
+		dir = rundir.CheckpointPath(s.Dir, n)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", arg, err)
@@ -91,9 +88,9 @@ func (s *Source) ResolveCheckpoint(arg string) (string, error) {
 }
 
 // CheckpointIter reads the iteration from a checkpoint directory name (iter-000080 → 80; -1
-// when the name has no iteration).
+// when the name is not a checkpoint name, see rundir.ParseCheckpointName).
 func CheckpointIter(dir string) int {
-	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "iter-"))
+	n, err := rundir.ParseCheckpointName(filepath.Base(dir))
 	if err != nil {
 		return -1
 	}
@@ -106,7 +103,7 @@ func CheckpointIter(dir string) int {
 // tasks.group_size times — the shape of one training iteration's batch.
 func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	cfg := s.Config
-	if err := s.tr.Policy().Load(filepath.Join(ckpt, checkpointPolicyDir)); err != nil {
+	if err := s.tr.Policy().Load(rundir.PolicyPath(ckpt)); err != nil {
 		return Setup{}, err
 	}
 	w, err := s.tr.Policy().Weights()

@@ -22,6 +22,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -401,7 +402,7 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 	if _, err := t.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(t.Dir(), trainer.TimingFile))
+	f, err := os.Open(filepath.Join(t.Dir(), rundir.TimingFile))
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +414,7 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("bench: read %s: %w", trainer.TimingFile, err)
+			return nil, fmt.Errorf("bench: read %s: %w", rundir.TimingFile, err)
 		}
 		rows = append(rows, m)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/maze"
 	"github.com/graftrl/graftrl/envs/openenv"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // faulty wraps the maze and misbehaves on the steps it is told to: it panics, returns an error,
@@ -60,7 +61,7 @@ func init() {
 
 func trainLines(t *testing.T, run string) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(run, MetricsFile))
+	data, err := os.ReadFile(filepath.Join(run, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

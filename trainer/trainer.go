@@ -20,6 +20,7 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/tokens"
 )
 
@@ -298,7 +299,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	t.progress.finish()
 	if ctx.Err() != nil {
-		if list, _ := ListCheckpoints(t.dir); len(list) == 0 || filepath.Base(list[len(list)-1]) != checkpointName(t.iter) {
+		if list, _ := rundir.ListCheckpoints(t.dir); len(list) == 0 || filepath.Base(list[len(list)-1]) != rundir.CheckpointName(t.iter) {
 			if err := t.saveCheckpoint(); err != nil {
 				return Summary{}, err
 			}
@@ -308,7 +309,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	s := Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}
 	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(filepath.Join(t.dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.dir, rundir.SummaryFile), append(data, '\n'), 0o644); err != nil {
 		return s, fmt.Errorf("write summary: %w", err)
 	}
 	return s, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -136,12 +137,12 @@ func (o *trainOptions) loadConfig() (trainer.Config, error) {
 	path := o.config
 	var extra []string
 	if o.resume != "" {
-		info, err := os.Stat(filepath.Join(o.resume, trainer.ConfigFile))
+		info, err := os.Stat(filepath.Join(o.resume, rundir.ConfigFile))
 		if err != nil || info.IsDir() {
-			return trainer.Config{}, &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, trainer.ConfigFile)}
+			return trainer.Config{}, &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, rundir.ConfigFile)}
 		}
 		if path == "" {
-			path = filepath.Join(o.resume, trainer.ConfigFile)
+			path = filepath.Join(o.resume, rundir.ConfigFile)
 			extra = []string{"name=" + filepath.Base(filepath.Clean(o.resume)), "out_dir=" + filepath.Dir(filepath.Clean(o.resume))}
 		}
 	}
