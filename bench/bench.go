@@ -399,6 +399,7 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	if _, err := t.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return nil, err
 	}

@@ -473,9 +473,11 @@ func (c *Config) Validate() error {
 	if _, err := envs.Lookup(c.Env.Name); err != nil {
 		return fmt.Errorf("env.name: %v", err)
 	}
-	if _, err := envs.New(c.Env.Name, c.Env.Options); err != nil {
+	e, err := envs.New(c.Env.Name, c.Env.Options)
+	if err != nil {
 		return err
 	}
+	envs.Close(e)
 	t := c.Tasks
 	switch {
 	case t.Train < 1 || t.Train > 100_000:

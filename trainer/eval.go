@@ -68,6 +68,7 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	if ckpt == "" {
 		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
 			return nil, err

@@ -92,7 +92,8 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 	return rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 }
 
-// New prepares a run: the run directory, the env instances, the vocabulary and the policy.
+// New prepares a run: the run directory, the env instances, the vocabulary and the policy. The
+// trainer owns the env instances it builds; Close releases them.
 func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
@@ -106,6 +107,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
+	defer envs.Close(probe)
 	t.vocab, err = tokens.NewVocab(probe.Vocabulary())
 	if err != nil {
 		return nil, fmt.Errorf("env %s: %w", cfg.Env.Name, err)
@@ -148,6 +150,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	if err := t.setupSampler(slots); err != nil {
+		t.Close()
 		return nil, err
 	}
 	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
@@ -162,6 +165,17 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	t.rngEval = rand.New(t.pcgs["eval"])
 	t.progress = newProgress(t.out, opts, cfg.Iterations)
 	return t, nil
+}
+
+// Close releases the env instances of the run (those that hold resources, such as a remote env's
+// sessions). The trainer must not be used afterwards; closing twice is harmless.
+func (t *Trainer) Close() error {
+	if t.coll == nil {
+		return nil
+	}
+	err := t.coll.Close()
+	t.coll = nil
+	return err
 }
 
 // Dir is the run directory.

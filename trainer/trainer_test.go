@@ -26,7 +26,8 @@ eval: {every: 2}
 checkpoint: {every: 2, keep_last: 1}
 `
 
-func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
+// newTiny prepares the tiny run in dir with the overrides.
+func newTiny(t *testing.T, dir string, sets ...string) *Trainer {
 	t.Helper()
 	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
 	if err != nil {
@@ -36,6 +37,12 @@ func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
+	t.Helper()
+	tr := newTiny(t, dir, sets...)
 	s, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -120,6 +120,7 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	fmt.Fprintf(o.out, "graftrl: training %s on %s with %s (%d iterations) → %s\n", cfg.Name, cfg.Env.Name,
 		cfg.Estimator.Name, cfg.Iterations, t.Dir())
 	s, err := t.Run(ctx)
