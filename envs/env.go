@@ -105,6 +105,11 @@ type Spec struct {
 	// New builds an instance from the configuration options (the keys of the env section other
 	// than name). Unknown keys and out-of-range values are errors that name the key.
 	New func(opts Options) (Env, error)
+	// Check, when set, checks the options as New does, but without building an instance and
+	// without I/O: an env whose New reaches out (a server's metadata, a subprocess) sets it, so
+	// that a config can be validated offline; what only the server can tell is then checked by
+	// New. Nil means New itself does no I/O, and CheckOptions builds and closes an instance.
+	Check func(opts Options) error
 }
 
 // OptionDoc documents one configuration key of an environment.

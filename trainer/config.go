@@ -448,7 +448,10 @@ func cleanYAMLError(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
-// Validate checks every value's range; errors name the key, the value and what is allowed.
+// Validate checks every value's range; errors name the key, the value and what is allowed. It
+// looks at the config only: the env options are checked without building an environment
+// (envs.CheckOptions), so a remote env's server is not contacted; what only the environment can
+// tell (its vocabulary, its step cap, a reachable server) is checked when the run starts (New).
 func (c *Config) Validate() error {
 	if c.Name == "" {
 		return errors.New("name: a run name is required (it names the directory <out_dir>/<name>)")
@@ -473,11 +476,9 @@ func (c *Config) Validate() error {
 	if _, err := envs.Lookup(c.Env.Name); err != nil {
 		return fmt.Errorf("env.name: %v", err)
 	}
-	e, err := envs.New(c.Env.Name, c.Env.Options)
-	if err != nil {
+	if err := envs.CheckOptions(c.Env.Name, c.Env.Options); err != nil {
 		return err
 	}
-	envs.Close(e)
 	t := c.Tasks
 	switch {
 	case t.Train < 1 || t.Train > 100_000:

@@ -92,8 +92,9 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 	return rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 }
 
-// New prepares a run: the run directory, the env instances, the vocabulary and the policy. The
-// trainer owns the env instances it builds; Close releases them.
+// New prepares a run: the run directory, the env instances, the vocabulary and the policy. It is
+// where the environment is first built: a remote env's server must answer here. The trainer owns
+// the env instances it builds; Close releases them.
 func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}

@@ -104,6 +104,9 @@ func TestCLIEndToEnd(t *testing.T) {
 		{[]string{"train", "--config", cfg, "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"advantages", "--batch", cfg}, "not a graftrl batch file"},
 		{[]string{"graph", "--batch", batch, "--task", "99"}, "--task must be in 0..1"},
+		// A remote env's server is first contacted when the run starts; the error still names the file.
+		{[]string{"train", "--config", cfg, "--set", "env=openenv", "--set", "env.url=http://127.0.0.1:1", "--set", "env.connect_retries=0"},
+			"config " + cfg + `: env openenv: reading the server's metadata: Get "http://127.0.0.1:1/metadata"`},
 	} {
 		_, stderr, code := graftrlCmd(t, bin, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
