@@ -3,17 +3,16 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
+	"github.com/graftrl/graftrl/tokens"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -25,24 +24,34 @@ type Source struct {
 	// Config is the run's recorded config (config.yaml).
 	Config trainer.Config
 
-	tr   *trainer.Trainer
-	host *policy.HostModel
+	vocab *tokens.Vocab
+	pol   *policy.Policy
+	host  *policy.HostModel
 }
 
-// Open reads a run's config.yaml and builds its vocabulary and policy (on GoMLX's Go backend
-// whatever backend the run trained on: the audit only reads the weights, and samples them with
-// the pure-Go host inference path). Nothing is written into the run directory.
+// Open reads a run's config.yaml and builds its vocabulary (from one instance of the run's env)
+// and its policy (on GoMLX's Go backend whatever backend the run trained on: the audit only reads
+// the weights, and samples them with the pure-Go host inference path). No trainer is set up and
+// nothing is written into the run directory.
 func Open(runDir string) (*Source, error) {
 	cfg, err := trainer.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Backend = "go"
-	tr, err := trainer.New(cfg, trainer.Options{Out: io.Discard, Quiet: true})
+	info, err := cfg.ProbeEnv()
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: runDir, Config: cfg, tr: tr}, nil
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend})
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.New(backend, cfg.PolicyOptions(info))
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Dir: runDir, Config: cfg, vocab: info.Vocab, pol: pol}, nil
 }
 
 // Checkpoints returns the run's checkpoints that pass trainer.VerifyCheckpoint, oldest first.
@@ -103,15 +112,15 @@ func CheckpointIter(dir string) int {
 // tasks.group_size times — the shape of one training iteration's batch.
 func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	cfg := s.Config
-	if err := s.tr.Policy().Load(rundir.PolicyPath(ckpt)); err != nil {
+	if err := s.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return Setup{}, err
 	}
-	w, err := s.tr.Policy().Weights()
+	w, err := s.pol.Weights()
 	if err != nil {
 		return Setup{}, err
 	}
 	if s.host == nil {
-		if s.host, err = policy.NewHostModel(s.tr.Policy().Config(), w); err != nil {
+		if s.host, err = policy.NewHostModel(s.pol.Config(), w); err != nil {
 			return Setup{}, err
 		}
 	} else if err := s.host.SetWeights(w); err != nil {
@@ -130,13 +139,13 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 		chosen[i] = panel[j]
 	}
 	host := s.host
+	rc := cfg.RolloutConfig()
+	rc.ActionBias = s.pol.ActionBias()
 	return Setup{
-		Env:    cfg.Env.Name,
-		NewEnv: func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
-		Vocab:  s.tr.Vocab(),
-		Rollout: rollout.Config{Layout: cfg.Rollout.Layout, WindowTurns: cfg.Rollout.WindowTurns, MaxLen: cfg.Policy.MaxLen,
-			ActionMaxTokens: cfg.Rollout.ActionMaxTokens, StepTimeout: time.Duration(cfg.Faults.StepTimeout * float64(time.Second)),
-			ActionBias: s.tr.Policy().ActionBias()},
+		Env:        cfg.Env.Name,
+		NewEnv:     func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
+		Vocab:      s.vocab,
+		Rollout:    rc,
 		NewDecoder: func(batch int) rollout.Decoder { return host.NewDecoder(batch) },
 		Tasks:      chosen,
 		Group:      cfg.Tasks.GroupSize,

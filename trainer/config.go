@@ -492,7 +492,7 @@ func (c *Config) Validate() error {
 	case t.PanelSeed < 0 || t.PanelSeed > 1_000_000_000:
 		return fmt.Errorf("tasks.panel_seed: %d is out of range (allowed 0..1000000000)", t.PanelSeed)
 	}
-	if err := c.rolloutConfig().Validate(); err != nil {
+	if err := c.RolloutConfig().Validate(); err != nil {
 		return err
 	}
 	if c.Rollout.Sampler != "host" && c.Rollout.Sampler != "graph" {
@@ -545,7 +545,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (c *Config) rolloutConfig() rollout.Config {
+// RolloutConfig is the run's token layout, context length and step timeout for the rollout
+// collector; ActionBias is left to the caller (the policy's ActionBias).
+func (c *Config) RolloutConfig() rollout.Config {
 	return rollout.Config{Layout: c.Rollout.Layout, WindowTurns: c.Rollout.WindowTurns,
 		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens,
 		StepTimeout: time.Duration(c.Faults.StepTimeout * float64(time.Second))}
