@@ -117,7 +117,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Setup is what an audit runs on: the environment, the token layout and the policy's sampler,
-// and the tasks of the fresh batch. LoadRun builds one from a training run and a checkpoint.
+// and the tasks of the fresh batch. Source.Setup builds one from a training run and a checkpoint.
 type Setup struct {
 	// Env is the environment's name (for the report).
 	Env string
@@ -158,6 +158,7 @@ func Run(s Setup, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
+	defer envs.Close(probe)
 	_, seeded := probe.(envs.EpisodeSeeder)
 	_, reseedable := probe.(slipReseeder)
 	if seeded && !reseedable {
@@ -178,6 +179,7 @@ func Run(s Setup, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
+	defer coll.Close()
 	dec := s.NewDecoder(o.Slots)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xa0d17))
 	res := &Result{Env: s.Env, Settings: Settings{Steps: o.Steps, MC: o.MC, Gamma: o.Gamma, Seed: o.Seed, Slots: o.Slots, Z: o.Z}}

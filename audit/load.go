@@ -3,22 +3,19 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
+	"github.com/graftrl/graftrl/tokens"
 	"github.com/graftrl/graftrl/trainer"
 )
-
-// checkpointPolicyDir is where a trainer checkpoint keeps the policy's variables (policy.Save).
-const checkpointPolicyDir = "policy"
 
 // Source is a training run opened for auditing: its resolved config, vocabulary and policy,
 // and a host sampler that reads the weights of whichever checkpoint was loaded last.
@@ -28,29 +25,39 @@ type Source struct {
 	// Config is the run's recorded config (config.yaml).
 	Config trainer.Config
 
-	tr   *trainer.Trainer
-	host *host.Model
+	vocab *tokens.Vocab
+	pol   *policy.Policy
+	host  *host.Model
 }
 
-// Open reads a run's config.yaml and builds its vocabulary and policy (on GoMLX's Go backend
-// whatever backend the run trained on: the audit only reads the weights, and samples them with
-// the pure-Go host inference path). Nothing is written into the run directory.
+// Open reads a run's config.yaml and builds its vocabulary (from one instance of the run's env)
+// and its policy (on GoMLX's Go backend whatever backend the run trained on: the audit only reads
+// the weights, and samples them with the pure-Go host inference path). No trainer is set up and
+// nothing is written into the run directory.
 func Open(runDir string) (*Source, error) {
-	cfg, err := trainer.Load(filepath.Join(runDir, trainer.ConfigFile), nil)
+	cfg, err := trainer.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Backend = "go"
-	tr, err := trainer.New(cfg, trainer.Options{Out: io.Discard, Quiet: true})
+	info, err := cfg.ProbeEnv()
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: runDir, Config: cfg, tr: tr}, nil
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend})
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.New(backend, cfg.PolicyOptions(info))
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Dir: runDir, Config: cfg, vocab: info.Vocab, pol: pol}, nil
 }
 
 // Checkpoints returns the run's checkpoints that pass trainer.VerifyCheckpoint, oldest first.
 func (s *Source) Checkpoints() ([]string, error) {
-	list, err := trainer.ListCheckpoints(s.Dir)
+	list, err := rundir.ListCheckpoints(s.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +85,8 @@ func (s *Source) ResolveCheckpoint(arg string) (string, error) {
 		return list[len(list)-1], nil
 	}
 	dir := arg
-	if n, err := strconv.Atoi(arg); err == nil {
-		dir = filepath.Join(s.Dir, trainer.CkptDir, fmt.Sprintf("iter-%06d", n))
+	if n, err := strconv.Atoi(arg); err == nil && n >= 0 {
+		dir = rundir.CheckpointPath(s.Dir, n)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", arg, err)
@@ -91,9 +98,9 @@ func (s *Source) ResolveCheckpoint(arg string) (string, error) {
 }
 
 // CheckpointIter reads the iteration from a checkpoint directory name (iter-000080 → 80; -1
-// when the name has no iteration).
+// when the name is not a checkpoint name, see rundir.ParseCheckpointName).
 func CheckpointIter(dir string) int {
-	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "iter-"))
+	n, err := rundir.ParseCheckpointName(filepath.Base(dir))
 	if err != nil {
 		return -1
 	}
@@ -106,15 +113,15 @@ func CheckpointIter(dir string) int {
 // tasks.group_size times — the shape of one training iteration's batch.
 func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	cfg := s.Config
-	if err := s.tr.Policy().Load(filepath.Join(ckpt, checkpointPolicyDir)); err != nil {
+	if err := s.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return Setup{}, err
 	}
-	w, err := s.tr.Policy().Weights()
+	w, err := s.pol.Weights()
 	if err != nil {
 		return Setup{}, err
 	}
 	if s.host == nil {
-		if s.host, err = host.New(s.tr.Policy().Config(), w); err != nil {
+		if s.host, err = host.New(s.pol.Config(), w); err != nil {
 			return Setup{}, err
 		}
 	} else if err := s.host.SetWeights(w); err != nil {
@@ -133,13 +140,13 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 		chosen[i] = panel[j]
 	}
 	host := s.host
+	rc := cfg.RolloutConfig()
+	rc.ActionBias = s.pol.ActionBias()
 	return Setup{
-		Env:    cfg.Env.Name,
-		NewEnv: func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
-		Vocab:  s.tr.Vocab(),
-		Rollout: rollout.Config{Layout: cfg.Rollout.Layout, WindowTurns: cfg.Rollout.WindowTurns, MaxLen: cfg.Policy.MaxLen,
-			ActionMaxTokens: cfg.Rollout.ActionMaxTokens, StepTimeout: time.Duration(cfg.Faults.StepTimeout * float64(time.Second)),
-			ActionBias: s.tr.Policy().ActionBias()},
+		Env:        cfg.Env.Name,
+		NewEnv:     func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
+		Vocab:      s.vocab,
+		Rollout:    rc,
 		NewDecoder: func(batch int) rollout.Decoder { return host.NewDecoder(batch) },
 		Tasks:      chosen,
 		Group:      cfg.Tasks.GroupSize,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // RunOptions configure AuditRun.
@@ -28,7 +30,7 @@ type RunOptions struct {
 // checkpoints to Out/checkpoints.*). It returns the results in iteration order.
 func AuditRun(o RunOptions) ([]*Result, error) {
 	if o.Out == "" {
-		o.Out = filepath.Join(o.Run, "audit")
+		o.Out = rundir.AuditPath(o.Run)
 	}
 	log := o.Audit.Log
 	if log == nil {

@@ -10,28 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graftrl/graftrl/compare"
-)
-
-// Files an audit writes into its output directory (the table, summary and scatter plot under
-// the names compare.WriteReport looks for).
-const (
-	// JSONFile holds the whole Result: every audited step with its truth and estimates.
-	JSONFile = "audit.json"
-	// MarkdownFile is the audit's report.
-	MarkdownFile = "audit.md"
-	// TableFile is the metrics table (Result.Table) as CSV.
-	TableFile = compare.AuditTable
-	// SummaryFile is Result.Summary, one paragraph.
-	SummaryFile = compare.AuditSummary
-	// ScatterPlot names ScatterFigure's files (.png and .svg).
-	ScatterPlot = compare.AuditScatter
-	// CheckpointsCSV is the metrics over training checkpoints, one row per checkpoint and estimator.
-	CheckpointsCSV = "checkpoints.csv"
-	// CheckpointsMarkdown is the same table as Markdown, with the plot.
-	CheckpointsMarkdown = "checkpoints.md"
-	// CheckpointsPlot names CheckpointsFigure's files (.png and .svg).
-	CheckpointsPlot = "checkpoints"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // fmtNum formats a table number: three decimals, "n/a" when undefined.
@@ -92,16 +71,16 @@ func (r *Result) Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, JSONFile), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.AuditJSON), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if err := writeCSV(filepath.Join(dir, TableFile), r.Table()); err != nil {
+	if err := writeCSV(filepath.Join(dir, rundir.AuditTable), r.Table()); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(r.Summary()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.AuditSummary), []byte(r.Summary()+"\n"), 0o644); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(r.Markdown()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.AuditMarkdown), []byte(r.Markdown()), 0o644); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	f, err := ScatterFigure(r)
@@ -109,7 +88,7 @@ func (r *Result) Write(dir string) error {
 		return err
 	}
 	for _, ext := range []string{".png", ".svg"} {
-		if err := f.Save(filepath.Join(dir, ScatterPlot+ext)); err != nil {
+		if err := f.Save(filepath.Join(dir, rundir.AuditScatter+ext)); err != nil {
 			return err
 		}
 	}
@@ -207,7 +186,7 @@ func (r *Result) Markdown() string {
 	b.WriteString("Pearson r within each stratum (unweighted):\n\n")
 	mdTable(&b, rows)
 
-	fmt.Fprintf(&b, "![estimates against the truth](%s.png)\n\n", ScatterPlot)
+	fmt.Fprintf(&b, "![estimates against the truth](%s.png)\n\n", rundir.AuditScatter)
 
 	b.WriteString("## Definitions\n\n")
 	for _, s := range Definitions(r.Settings) {
@@ -244,14 +223,14 @@ func WriteCheckpoints(dir string, results []*Result) error {
 				strconv.FormatFloat(r.Batch.Success, 'f', 3, 64), fmtNum(r.Truth.Var), fmtNum(r.Truth.NoiseFloor)})
 		}
 	}
-	if err := writeCSV(filepath.Join(dir, CheckpointsCSV), rows); err != nil {
+	if err := writeCSV(filepath.Join(dir, rundir.AuditCheckpointsCSV), rows); err != nil {
 		return err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Advantage audit over training checkpoints: %s\n\n", results[0].Env)
 	mdTable(&b, rows)
-	fmt.Fprintf(&b, "![metrics over checkpoints](%s.png)\n", CheckpointsPlot)
-	if err := os.WriteFile(filepath.Join(dir, CheckpointsMarkdown), []byte(b.String()), 0o644); err != nil {
+	fmt.Fprintf(&b, "![metrics over checkpoints](%s.png)\n", rundir.AuditCheckpointsPlot)
+	if err := os.WriteFile(filepath.Join(dir, rundir.AuditCheckpointsMarkdown), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	f, err := CheckpointsFigure(results)
@@ -259,7 +238,7 @@ func WriteCheckpoints(dir string, results []*Result) error {
 		return err
 	}
 	for _, ext := range []string{".png", ".svg"} {
-		if err := f.Save(filepath.Join(dir, CheckpointsPlot+ext)); err != nil {
+		if err := f.Save(filepath.Join(dir, rundir.AuditCheckpointsPlot+ext)); err != nil {
 			return err
 		}
 	}

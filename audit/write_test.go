@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	_ "github.com/graftrl/graftrl/envs/all"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -44,7 +45,7 @@ func TestWriteFiles(t *testing.T) {
 	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(filepath.Join(dir, JSONFile))
+	back, err := ReadResult(filepath.Join(dir, rundir.AuditJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestWriteFiles(t *testing.T) {
 		len(back.Steps[0].Est) != len(DefaultVariants()) {
 		t.Fatalf("audit.json round trip: %d steps, %d metrics", len(back.Steps), len(back.Metrics))
 	}
-	f, err := os.Open(filepath.Join(dir, TableFile))
+	f, err := os.Open(filepath.Join(dir, rundir.AuditTable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,25 +62,25 @@ func TestWriteFiles(t *testing.T) {
 	if err != nil || len(rows) != 1+len(DefaultVariants()) || rows[0][0] != "estimator" || rows[8][0] != "graft-td-raw" {
 		t.Fatalf("table.csv: %v %v", rows, err)
 	}
-	md, _ := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	md, _ := os.ReadFile(filepath.Join(dir, rundir.AuditMarkdown))
 	for _, want := range []string{"## Estimators against the true advantage", "### " + SliceFailedProgress, "## Definitions", "![estimates against the truth](scatter.png)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("audit.md lacks %q", want)
 		}
 	}
-	sum, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
+	sum, _ := os.ReadFile(filepath.Join(dir, rundir.AuditSummary))
 	if !strings.Contains(string(sum), "30 steps of a fresh batch of 16 episodes") {
 		t.Errorf("summary: %s", sum)
 	}
-	checkPNG(t, filepath.Join(dir, ScatterPlot+".png"), 1200, 500)
+	checkPNG(t, filepath.Join(dir, rundir.AuditScatter+".png"), 1200, 500)
 
 	a, b := *res, *res
 	a.Iter, b.Iter = 10, 20
 	if err := WriteCheckpoints(dir, []*Result{&a, &b}); err != nil {
 		t.Fatal(err)
 	}
-	checkPNG(t, filepath.Join(dir, CheckpointsPlot+".png"), 800, 600)
-	data, _ := os.ReadFile(filepath.Join(dir, CheckpointsCSV))
+	checkPNG(t, filepath.Join(dir, rundir.AuditCheckpointsPlot+".png"), 800, 600)
+	data, _ := os.ReadFile(filepath.Join(dir, rundir.AuditCheckpointsCSV))
 	if got := strings.Count(string(data), "\n"); got != 1+2*len(DefaultVariants()) {
 		t.Errorf("checkpoints.csv has %d lines", got)
 	}
@@ -123,7 +124,7 @@ checkpoint: {every: 1, keep_last: 5}
 	if len(res) != 1 || res[0].Iter != 2 || res[0].Env != "maze" || res[0].Batch.Episodes != 6 || len(res[0].Steps) != 6 {
 		t.Fatalf("%+v", res[0])
 	}
-	if _, err := os.Stat(filepath.Join(run, "audit", JSONFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(rundir.AuditPath(run), rundir.AuditJSON)); err != nil {
 		t.Fatal(err)
 	}
 	res, err = AuditRun(RunOptions{Run: run, Checkpoint: "1", Out: filepath.Join(root, "one"), Audit: opts})
@@ -138,7 +139,7 @@ checkpoint: {every: 1, keep_last: 5}
 	if err != nil || len(res) != 2 || res[0].Iter != 1 || res[1].Iter != 2 {
 		t.Fatalf("all checkpoints: %d results, %v", len(res), err)
 	}
-	for _, f := range []string{"iter-000001/" + JSONFile, "iter-000002/" + TableFile, JSONFile, CheckpointsCSV, CheckpointsPlot + ".png"} {
+	for _, f := range []string{filepath.Join(rundir.CheckpointName(1), rundir.AuditJSON), filepath.Join(rundir.CheckpointName(2), rundir.AuditTable), rundir.AuditJSON, rundir.AuditCheckpointsCSV, rundir.AuditCheckpointsPlot + ".png"} {
 		if _, err := os.Stat(filepath.Join(all, f)); err != nil {
 			t.Error(err)
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -380,10 +381,11 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	if _, err := t.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(t.Dir(), trainer.TimingFile))
+	f, err := os.Open(filepath.Join(t.Dir(), rundir.TimingFile))
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +397,7 @@ func benchIteration(ctx context.Context, o Options) (*IterationResult, error) {
 		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("bench: read %s: %w", trainer.TimingFile, err)
+			return nil, fmt.Errorf("bench: read %s: %w", rundir.TimingFile, err)
 		}
 		rows = append(rows, m)
 	}

@@ -8,30 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
-// Files an advantage audit (graftrl audit, package audit) leaves in a run directory, under
-// AuditDir. WriteReport adds an "Advantage audit" section with the table, summary and scatter
-// plot of every compared run that has them; runs without an audit are left out of it.
-const (
-	// AuditDir is the audit folder inside a run directory.
-	AuditDir = "audit"
-	// AuditTable is the metrics table as CSV: a header row, then one row per estimator.
-	AuditTable = "table.csv"
-	// AuditSummary is one paragraph saying what was audited and how.
-	AuditSummary = "summary.txt"
-	// AuditScatter names the scatter plot of estimates against the truth (.png and .svg).
-	AuditScatter = "scatter"
-)
-
-// auditSection returns the report blocks of the audits found in the runs' directories, copying
-// each audit's scatter plot into dir/plots as audit-<run>.png/.svg. It returns nil when no run
-// has an audit.
+// auditSection returns the report blocks of the advantage audits (graftrl audit, package audit)
+// found in the runs' directories (rundir.AuditPath): the table, summary and scatter plot of every
+// compared run that has them; runs without an audit are left out. It copies each audit's scatter
+// plot into dir/plots as audit-<run>.png/.svg. It returns nil when no run has an audit.
 func auditSection(runs []*Run, dir string) (doc, error) {
 	var d doc
 	for _, r := range runs {
-		adir := filepath.Join(r.Dir, AuditDir)
-		table, err := readAuditTable(filepath.Join(adir, AuditTable))
+		adir := rundir.AuditPath(r.Dir)
+		table, err := readAuditTable(filepath.Join(adir, rundir.AuditTable))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -41,17 +30,17 @@ func auditSection(runs []*Run, dir string) (doc, error) {
 		}
 		d = append(d, heading{3, fmt.Sprintf("%s (%s, %s, seed %d)", r.Name, r.Method, r.Env, r.Seed)})
 		if err != nil {
-			d = append(d, para(fmt.Sprintf("The audit table %s could not be read: %v.", filepath.Join(adir, AuditTable), err)))
+			d = append(d, para(fmt.Sprintf("The audit table %s could not be read: %v.", filepath.Join(adir, rundir.AuditTable), err)))
 			continue
 		}
-		if s, err := os.ReadFile(filepath.Join(adir, AuditSummary)); err == nil {
+		if s, err := os.ReadFile(filepath.Join(adir, rundir.AuditSummary)); err == nil {
 			d = append(d, para(strings.TrimSpace(string(s))))
 		}
 		d = append(d, table)
 		name := "audit-" + fileName(r.Name)
 		copied := true
 		for _, ext := range []string{".png", ".svg"} {
-			data, err := os.ReadFile(filepath.Join(adir, AuditScatter+ext))
+			data, err := os.ReadFile(filepath.Join(adir, rundir.AuditScatter+ext))
 			if err != nil {
 				copied = false
 				break

@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // writeFakeAudit lays out the files graftrl audit leaves in <run>/audit.
 func writeFakeAudit(t *testing.T, runDir string) []byte {
 	t.Helper()
-	dir := filepath.Join(runDir, AuditDir)
+	dir := rundir.AuditPath(runDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +28,10 @@ func writeFakeAudit(t *testing.T, runDir string) []byte {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{
-		AuditTable:            []byte(table),
-		AuditSummary:          []byte("Audit of checkpoint iter-000080 on maze.\n"),
-		AuditScatter + ".png": pngData.Bytes(),
-		AuditScatter + ".svg": []byte("<svg></svg>"),
+		rundir.AuditTable:            []byte(table),
+		rundir.AuditSummary:          []byte("Audit of checkpoint iter-000080 on maze.\n"),
+		rundir.AuditScatter + ".png": pngData.Bytes(),
+		rundir.AuditScatter + ".svg": []byte("<svg></svg>"),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -91,7 +93,7 @@ func TestWriteReportAuditSection(t *testing.T) {
 	}
 
 	// A malformed table is reported, not fatal.
-	if err := os.WriteFile(filepath.Join(audited.Dir, AuditDir, AuditTable), []byte("estimator\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(rundir.AuditPath(audited.Dir), rundir.AuditTable), []byte("estimator\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bad := t.TempDir()

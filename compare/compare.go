@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // Final-score rules (Options.Final).
@@ -577,7 +579,7 @@ func appendUnique[T comparable](s []T, v T) []T {
 func (c *Comparison) warn() {
 	for _, r := range c.Runs {
 		if !r.Complete {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s has no %s: it did not finish (its budget is where it stopped)", r.Dir, SummaryFile))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("run %s has no %s: it did not finish (its budget is where it stopped)", r.Dir, rundir.SummaryFile))
 		}
 	}
 	for _, env := range c.Envs {

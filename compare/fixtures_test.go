@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // fakeRun describes a synthetic run directory in the trainer's file formats.
@@ -30,7 +32,7 @@ type fakeRun struct {
 func (f fakeRun) write(t testing.TB, root string) string {
 	t.Helper()
 	dir := filepath.Join(root, f.name)
-	if err := os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, rundir.CheckpointsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	estimator := "estimator:\n  name: " + f.estimator + "\n"
@@ -70,7 +72,7 @@ checkpoint:
   keep_last: 2
 save_batches: 0
 `, f.name, root, f.seed, f.iterations, f.env, estimator, f.evalEvery)
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.ConfigFile), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
@@ -99,14 +101,14 @@ save_batches: 0
 			add(eval(i))
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, MetricsFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if !f.noSummary {
 		sum := map[string]any{"iterations": f.iterations, "env_steps": steps, "tokens": tokens,
 			"final_eval": eval(f.iterations), "seconds": 12.5}
 		data, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.SummaryFile), append(data, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

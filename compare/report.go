@@ -21,7 +21,7 @@ const (
 // WriteReport writes the comparison into dir: report.md (tables, protocol, configs, plots
 // linked from plots/), report.html (the same, self-contained: plots inlined as base64 PNG), the
 // CSV files of WriteCSV and the PNG and SVG plots of WritePlots. Runs that hold an advantage
-// audit (AuditDir) add a closing "Advantage audit" section with its table and scatter plot.
+// audit (rundir.AuditDir) add a closing "Advantage audit" section with its table and scatter plot.
 // Existing files are replaced.
 func WriteReport(dir string, c *Comparison) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -14,13 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-)
 
-// File names inside a run directory (the trainer writes them; see trainer/run.go).
-const (
-	ConfigFile  = "config.yaml"
-	MetricsFile = "metrics.jsonl"
-	SummaryFile = "summary.json"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // DefaultMetric is the metric compared when none is chosen: greedy success on the training panel.
@@ -100,7 +95,7 @@ func (r *Run) Curve(metric string) []Point {
 // evaluation or the last one lacks the metric (an earlier value is never substituted).
 func (r *Run) Final(metric string) (float64, error) {
 	if len(r.Evals) == 0 {
-		return 0, fmt.Errorf("run %s: %s has no eval line", r.Dir, MetricsFile)
+		return 0, fmt.Errorf("run %s: %s has no eval line", r.Dir, rundir.MetricsFile)
 	}
 	last := r.Evals[len(r.Evals)-1]
 	v, ok := last.Values[metric]
@@ -134,15 +129,15 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // *LoadError naming the file and, for metrics.jsonl, the line.
 func LoadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir))}
-	if err := r.loadConfig(filepath.Join(dir, ConfigFile)); err != nil {
+	if err := r.loadConfig(filepath.Join(dir, rundir.ConfigFile)); err != nil {
 		return nil, err
 	}
-	last, err := r.loadMetrics(filepath.Join(dir, MetricsFile))
+	last, err := r.loadMetrics(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		return nil, err
 	}
 	r.Iterations, r.EnvSteps, r.Tokens = last.iter, last.envSteps, last.tokens
-	if err := r.loadSummary(filepath.Join(dir, SummaryFile)); err != nil {
+	if err := r.loadSummary(filepath.Join(dir, rundir.SummaryFile)); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -178,7 +173,7 @@ func FindRuns(root string) ([]string, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if _, err := os.Stat(filepath.Join(path, MetricsFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(path, rundir.MetricsFile)); err == nil {
 			dirs = append(dirs, path)
 			return filepath.SkipDir
 		}
@@ -188,7 +183,7 @@ func FindRuns(root string) ([]string, error) {
 		return nil, fmt.Errorf("find runs under %s: %w", root, err)
 	}
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("find runs under %s: no directory holds a %s", root, MetricsFile)
+		return nil, fmt.Errorf("find runs under %s: no directory holds a %s", root, rundir.MetricsFile)
 	}
 	sort.Strings(dirs)
 	return dirs, nil
@@ -396,7 +391,7 @@ func (r *Run) loadSummary(path string) error {
 		return &LoadError{File: path, Err: errors.New(`missing "env_steps" or "iterations"`)}
 	}
 	if *s.EnvSteps < r.EnvSteps {
-		return &LoadError{File: path, Err: fmt.Errorf("env_steps %d is less than the %d of %s", *s.EnvSteps, r.EnvSteps, MetricsFile)}
+		return &LoadError{File: path, Err: fmt.Errorf("env_steps %d is less than the %d of %s", *s.EnvSteps, r.EnvSteps, rundir.MetricsFile)}
 	}
 	r.Complete = true
 	r.Iterations, r.EnvSteps = *s.Iterations, *s.EnvSteps

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 func simpleRun(name string) fakeRun {
@@ -88,7 +90,7 @@ func TestLoadRunErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := simpleRun("r").write(t, t.TempDir())
-			path := filepath.Join(dir, MetricsFile)
+			path := filepath.Join(dir, rundir.MetricsFile)
 			if err := os.WriteFile(path, []byte(tc.metrics), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +102,7 @@ func TestLoadRunErrors(t *testing.T) {
 			if le.File != path || le.Line != tc.line {
 				t.Errorf("error at %s:%d, want %s:%d", le.File, le.Line, path, tc.line)
 			}
-			if !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), MetricsFile) {
+			if !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), rundir.MetricsFile) {
 				t.Errorf("error %q does not name the file and say %q", err, tc.msg)
 			}
 		})
@@ -111,13 +113,13 @@ func TestLoadRunBadFiles(t *testing.T) {
 	tests := []struct {
 		name, file, content, msg string
 	}{
-		{"config YAML", ConfigFile, "name: [unclosed\n", "invalid YAML"},
-		{"config without env", ConfigFile, "name: x\nestimator: grpo\n", "no env section"},
-		{"config env without name", ConfigFile, "name: x\nenv:\n  size: 5\nestimator: grpo\n", "env: must be a name"},
-		{"config without estimator", ConfigFile, "name: x\nenv: maze\n", "no estimator section"},
-		{"summary JSON", SummaryFile, "{\"iterations\": 20, \"env_steps\": \n", "invalid JSON"},
-		{"summary fields", SummaryFile, "{\"seconds\": 3}\n", "missing"},
-		{"summary budget below metrics", SummaryFile, "{\"iterations\": 20, \"env_steps\": 5}\n", "less than"},
+		{"config YAML", rundir.ConfigFile, "name: [unclosed\n", "invalid YAML"},
+		{"config without env", rundir.ConfigFile, "name: x\nestimator: grpo\n", "no env section"},
+		{"config env without name", rundir.ConfigFile, "name: x\nenv:\n  size: 5\nestimator: grpo\n", "env: must be a name"},
+		{"config without estimator", rundir.ConfigFile, "name: x\nenv: maze\n", "no estimator section"},
+		{"summary JSON", rundir.SummaryFile, "{\"iterations\": 20, \"env_steps\": \n", "invalid JSON"},
+		{"summary fields", rundir.SummaryFile, "{\"seconds\": 3}\n", "missing"},
+		{"summary budget below metrics", rundir.SummaryFile, "{\"iterations\": 20, \"env_steps\": 5}\n", "less than"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +136,7 @@ func TestLoadRunBadFiles(t *testing.T) {
 	}
 	// Shorthand sections load.
 	dir := simpleRun("r").write(t, t.TempDir())
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("name: x\nseed: 9\nenv: keydoor\nestimator: gigpo\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.ConfigFile), []byte("name: x\nseed: 9\nenv: keydoor\nestimator: gigpo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r, err := LoadRun(dir)
@@ -151,7 +153,7 @@ func TestFindAndLoadRuns(t *testing.T) {
 	a := simpleRun("a").write(t, root)
 	b := simpleRun("b").write(t, filepath.Join(root, "sweep"))
 	// A metrics file inside a run's own subfolder is not another run.
-	if err := os.WriteFile(filepath.Join(a, "checkpoints", MetricsFile), []byte("x"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(a, rundir.CheckpointsDir, rundir.MetricsFile), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(root, "empty"), 0o755); err != nil {
@@ -173,7 +175,7 @@ func TestFindAndLoadRuns(t *testing.T) {
 	}
 	// Every broken run is reported, not just the first.
 	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, MetricsFile), []byte("oops\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, rundir.MetricsFile), []byte("oops\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

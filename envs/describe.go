@@ -24,6 +24,7 @@ func Describe(w io.Writer, name string, opts Options, task int64) error {
 	if err != nil {
 		return err
 	}
+	defer Close(env)
 	fmt.Fprintf(w, "%s — %s\n\noptions:\n", spec.Name, spec.Description)
 	for _, o := range spec.Options {
 		fmt.Fprintf(w, "  %-18s default %-28s %s\n", o.Key, o.Default, o.Help)

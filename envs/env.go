@@ -3,10 +3,19 @@
 // lives in its own sub-package and registers itself by name (see Register).
 package envs
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+)
 
 // Env is one multi-turn environment instance. An instance runs one episode at a time and is not safe
 // for concurrent use; the rollout collector creates one instance per parallel episode.
+//
+// An instance that holds resources (a network session, a subprocess, files) also implements
+// io.Closer. Whoever creates an instance (through New, a Spec's New or a factory function handed
+// to a collector) owns it and closes it, with Close, once it is done with it; an owner that hands
+// instances to a collector closes the collector instead. Close is called at most once per
+// instance, and the instance is not used afterwards.
 type Env interface {
 	// Reset starts the episode of the given task seed. It returns the task instruction (shown once
 	// at the start of the context) and the first observation. The same seed always gives the same task.
@@ -96,6 +105,11 @@ type Spec struct {
 	// New builds an instance from the configuration options (the keys of the env section other
 	// than name). Unknown keys and out-of-range values are errors that name the key.
 	New func(opts Options) (Env, error)
+	// Check, when set, checks the options as New does, but without building an instance and
+	// without I/O: an env whose New reaches out (a server's metadata, a subprocess) sets it, so
+	// that a config can be validated offline; what only the server can tell is then checked by
+	// New. Nil means New itself does no I/O, and CheckOptions builds and closes an instance.
+	Check func(opts Options) error
 }
 
 // OptionDoc documents one configuration key of an environment.
@@ -117,4 +131,13 @@ func Register(s Spec) {
 		panic(fmt.Sprintf("envs: environment %q registered twice", s.Name))
 	}
 	registry[s.Name] = s
+}
+
+// Close releases an environment instance's resources: it calls Close when e implements io.Closer
+// and does nothing otherwise (a nil e included).
+func Close(e Env) error {
+	if c, ok := e.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

@@ -39,3 +39,20 @@ func New(name string, opts Options) (Env, error) {
 	// Spec.New errors already name the env and the key (see OptionError), so they are not wrapped again.
 	return s.New(opts)
 }
+
+// CheckOptions checks the configuration options of the named environment without I/O: through
+// its Spec's Check when it has one, else by building an instance and closing it again.
+func CheckOptions(name string, opts Options) error {
+	s, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	if s.Check != nil {
+		return s.Check(opts)
+	}
+	e, err := s.New(opts)
+	if err != nil {
+		return err
+	}
+	return Close(e)
+}

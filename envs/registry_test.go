@@ -23,6 +23,45 @@ var errFake = errors.New("env zz-fake-b: bad")
 func init() {
 	Register(Spec{Name: "zz-fake-b", New: func(Options) (Env, error) { return nil, errFake }})
 	Register(Spec{Name: "zz-fake-a", New: func(o Options) (Env, error) { return fakeEnv{o}, nil }})
+	Register(Spec{Name: "zz-fake-closer", New: func(Options) (Env, error) { closerBuilt++; return closerEnv{}, nil }})
+	Register(Spec{Name: "zz-fake-remote", New: func(Options) (Env, error) { panic("New called by CheckOptions") },
+		Check: func(o Options) error {
+			if o["url"] == nil {
+				return errors.New("env zz-fake-remote: url is missing")
+			}
+			return nil
+		}})
+}
+
+// closerEnv counts its Close calls.
+type closerEnv struct{ fakeEnv }
+
+var closerBuilt, closerClosed int
+
+func (closerEnv) Close() error { closerClosed++; return nil }
+
+// CheckOptions uses a Spec's Check and never its New when it has one; without, it builds an
+// instance and closes it.
+func TestCheckOptions(t *testing.T) {
+	if err := CheckOptions("zz-fake-remote", Options{"url": "ws://x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckOptions("zz-fake-remote", nil); err == nil || !strings.Contains(err.Error(), "url") {
+		t.Fatalf("missing url: %v", err)
+	}
+	if err := CheckOptions("zz-fake-b", nil); !errors.Is(err, errFake) {
+		t.Fatalf("a constructor error: %v", err)
+	}
+	if err := CheckOptions("zz-nope", nil); err == nil || !strings.Contains(err.Error(), "unknown environment") {
+		t.Fatalf("unknown env: %v", err)
+	}
+	closerBuilt, closerClosed = 0, 0
+	if err := CheckOptions("zz-fake-closer", nil); err != nil || closerBuilt != 1 || closerClosed != 1 {
+		t.Fatalf("err %v, built %d, closed %d: want one instance, closed", err, closerBuilt, closerClosed)
+	}
+	if err := Close(nil); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNames(t *testing.T) {

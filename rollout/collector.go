@@ -83,7 +83,9 @@ type Collector struct {
 	scratch []float32
 }
 
-// NewCollector creates a collector. newEnv builds one env instance per parallel episode.
+// NewCollector creates a collector. newEnv builds one env instance per parallel episode, and
+// more to replace instances whose calls time out. The collector owns every instance it builds:
+// Close releases them.
 func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -92,11 +94,26 @@ func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, erro
 	for range slots {
 		e, err := newEnv()
 		if err != nil {
+			c.Close()
 			return nil, err
 		}
 		c.envs = append(c.envs, e)
 	}
 	return c, nil
+}
+
+// Close closes the collector's env instances (envs.Close), each once, and returns the first
+// error. An instance abandoned after a timed-out call is closed when that call returns, if it
+// ever does. The collector must not be used afterwards; closing twice is harmless.
+func (c *Collector) Close() error {
+	var first error
+	for _, e := range c.envs {
+		if err := envs.Close(e); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.envs = nil
+	return first
 }
 
 // Slots is the number of parallel episodes (the decoder batch size).
@@ -398,7 +415,7 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 
 // call runs f on slot i's env, bounded by StepTimeout. A call that overruns is abandoned (its
 // goroutine may never return, so the instance is never touched again) and the slot gets a fresh
-// env for its next episode.
+// env for its next episode; the abandoned instance is closed once its call returns.
 func (c *Collector) call(i int, op string, f func(envs.Env) error) error {
 	if c.cfg.StepTimeout <= 0 {
 		return f(c.envs[i])
@@ -414,6 +431,10 @@ func (c *Collector) call(i int, op string, f func(envs.Env) error) error {
 	case <-timer.C:
 		if fresh, err := c.newEnv(); err == nil {
 			c.envs[i] = fresh
+			go func() {
+				<-done
+				envs.Close(e)
+			}()
 		}
 		return fmt.Errorf("env %s timed out after %s", op, c.cfg.StepTimeout)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // starts reads the fake trainer's log: the run names in the order they were started.
@@ -111,7 +113,7 @@ func TestRunLocalInterruptAndRerun(t *testing.T) {
 	if Check(sd, &m.Runs[2], "").State != Pending {
 		t.Error("the third run started after the interrupt")
 	}
-	summary0 := filepath.Join(sd, m.Runs[0].RunPath(), "summary.json")
+	summary0 := filepath.Join(sd, m.Runs[0].RunPath(), rundir.SummaryFile)
 	fi0, err := os.Stat(summary0)
 	if err != nil {
 		t.Fatal(err)

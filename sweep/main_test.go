@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/graftrl/graftrl/envs/all" // register the environments the test configs use
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -58,13 +59,13 @@ func fakeTrain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir := filepath.Join(cfg.OutDir, cfg.Name)
-	if _, err := os.Stat(filepath.Join(dir, trainer.MetricsFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.MetricsFile)); err == nil {
 		fmt.Fprintln(os.Stderr, "fake train: run directory exists")
 		return 1
 	}
 	_ = os.MkdirAll(dir, 0o755)
-	_ = os.WriteFile(filepath.Join(dir, trainer.ConfigFile), cfg.YAML(), 0o644)
-	mf, _ := os.Create(filepath.Join(dir, trainer.MetricsFile))
+	_ = os.WriteFile(filepath.Join(dir, rundir.ConfigFile), cfg.YAML(), 0o644)
+	mf, _ := os.Create(filepath.Join(dir, rundir.MetricsFile))
 	defer mf.Close()
 	line := func(m map[string]any) {
 		data, _ := json.Marshal(m)
@@ -91,7 +92,7 @@ func fakeTrain(args []string) int {
 	}
 	line(map[string]any{"type": "eval", "iter": iter, "env_steps": steps, "eval/success": float64(iter) / float64(cfg.Iterations)})
 	summary, _ := json.Marshal(map[string]any{"iterations": iter, "env_steps": steps, "tokens": steps})
-	_ = os.WriteFile(filepath.Join(dir, trainer.SummaryFile), summary, 0o644)
+	_ = os.WriteFile(filepath.Join(dir, rundir.SummaryFile), summary, 0o644)
 	if ctx.Err() != nil {
 		return 1
 	}

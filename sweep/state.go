@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // State is what a run's directory says about it.
@@ -76,7 +76,7 @@ func Check(dir string, r *Run, metric string) Status {
 		return st
 	}
 	st.State = Unfinished
-	st.Iter, st.EnvSteps, st.Metric = progress(filepath.Join(runDir, trainer.MetricsFile), metric)
+	st.Iter, st.EnvSteps, st.Metric = progress(filepath.Join(runDir, rundir.MetricsFile), metric)
 	st.Detail = finishedDetail(dir, r)
 	if st.Detail == "" {
 		st.State = Finished
@@ -87,9 +87,9 @@ func Check(dir string, r *Run, metric string) Status {
 // finishedDetail returns "" for a finished run, else why it is not finished.
 func finishedDetail(dir string, r *Run) string {
 	runDir := filepath.Join(dir, r.RunPath())
-	data, err := os.ReadFile(filepath.Join(runDir, trainer.SummaryFile))
+	data, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "no " + trainer.SummaryFile + " (running, or killed or crashed)"
+		return "no " + rundir.SummaryFile + " (running, or killed or crashed)"
 	}
 	if err != nil {
 		return err.Error()
@@ -99,7 +99,7 @@ func finishedDetail(dir string, r *Run) string {
 		EnvSteps   *int64 `json:"env_steps"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil || s.Iterations == nil || s.EnvSteps == nil {
-		return trainer.SummaryFile + " is unreadable"
+		return rundir.SummaryFile + " is unreadable"
 	}
 	if *s.Iterations < r.Iterations && (r.EnvSteps == 0 || *s.EnvSteps < r.EnvSteps) {
 		budget := fmt.Sprintf("%d iterations", r.Iterations)
@@ -108,7 +108,7 @@ func finishedDetail(dir string, r *Run) string {
 		}
 		return fmt.Sprintf("stopped at iteration %d, %d env steps, short of its budget of %s", *s.Iterations, *s.EnvSteps, budget)
 	}
-	runCfg, err := os.ReadFile(filepath.Join(runDir, trainer.ConfigFile))
+	runCfg, err := os.ReadFile(filepath.Join(runDir, rundir.ConfigFile))
 	if err != nil {
 		return err.Error()
 	}
@@ -118,10 +118,10 @@ func finishedDetail(dir string, r *Run) string {
 	}
 	diff, err := configDiff(want, runCfg)
 	if err != nil {
-		return fmt.Sprintf("%s: %v", trainer.ConfigFile, err)
+		return fmt.Sprintf("%s: %v", rundir.ConfigFile, err)
 	}
 	if len(diff) > 0 {
-		return fmt.Sprintf("%s differs from the sweep's %s (%s)", trainer.ConfigFile, r.Config, diff[0])
+		return fmt.Sprintf("%s differs from the sweep's %s (%s)", rundir.ConfigFile, r.Config, diff[0])
 	}
 	return ""
 }
@@ -192,7 +192,7 @@ func writeAttempt(dir string, r *Run, a *Attempt) error {
 // that did not restarts from scratch (its directory is deleted).
 func prepareAttempt(dir string, r *Run) ([]string, error) {
 	runDir := filepath.Join(dir, r.RunPath())
-	if ckpts, err := trainer.ListCheckpoints(runDir); err == nil && len(ckpts) > 0 {
+	if ckpts, err := rundir.ListCheckpoints(runDir); err == nil && len(ckpts) > 0 {
 		// The trainer verifies the checkpoints, falls back past a corrupt one and cuts the
 		// metrics back to it: the attempt continues exactly where the last one stopped.
 		return []string{"--resume", runDir}, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -39,25 +40,25 @@ func TestCheck(t *testing.T) {
 	}
 	check(Pending, "")
 	cfg, _ := trainer.Load(filepath.Join(sd, r.Config), nil)
-	write(trainer.ConfigFile, string(cfg.YAML()))
-	write(trainer.MetricsFile, `{"type":"eval","iter":0,"env_steps":0,"eval/success":0.25}`+"\n"+`{"type":"train","iter":1,"env_steps":12}`+"\n")
+	write(rundir.ConfigFile, string(cfg.YAML()))
+	write(rundir.MetricsFile, `{"type":"eval","iter":0,"env_steps":0,"eval/success":0.25}`+"\n"+`{"type":"train","iter":1,"env_steps":12}`+"\n")
 	check(Unfinished, "no summary.json")
 	if st := Check(sd, r, ""); st.Iter != 1 || st.EnvSteps != 12 || st.Metric != 0.25 {
 		t.Errorf("progress %+v", st)
 	}
-	write(trainer.SummaryFile, `{"iterations": 2, "env_steps": 24}`)
+	write(rundir.SummaryFile, `{"iterations": 2, "env_steps": 24}`)
 	check(Unfinished, "stopped at iteration 2, 24 env steps, short of its budget of 30 env steps")
-	write(trainer.SummaryFile, `{"iterations": 3, "env_steps": 36}`)
+	write(rundir.SummaryFile, `{"iterations": 3, "env_steps": 36}`)
 	check(Finished, "")
-	write(trainer.SummaryFile, `{"iterations": 4, "env_steps": 20}`) // the iteration cap counts too
+	write(rundir.SummaryFile, `{"iterations": 4, "env_steps": 20}`) // the iteration cap counts too
 	check(Finished, "")
 	// A run written from another working directory (different out_dir) is the same run.
 	cfg.OutDir = "elsewhere"
-	write(trainer.ConfigFile, string(cfg.YAML()))
+	write(rundir.ConfigFile, string(cfg.YAML()))
 	check(Finished, "")
 	cfg.Update.Epochs = 2
-	write(trainer.ConfigFile, string(cfg.YAML()))
+	write(rundir.ConfigFile, string(cfg.YAML()))
 	check(Unfinished, "config.yaml differs from the sweep's configs/maze-grpo-s1.yaml (update.epochs: 1 → 2)")
-	write(trainer.SummaryFile, `{"iter`)
+	write(rundir.SummaryFile, `{"iter`)
 	check(Unfinished, "summary.json is unreadable")
 }

@@ -11,10 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
-// A checkpoint is a directory checkpoints/iter-NNNNNN holding:
+// A checkpoint is a directory checkpoints/iter-NNNNNN holding (names in package rundir):
 //
 //	policy/        every GoMLX variable: weights, Adam moments and step, the reference policy
 //	trainer.json   the loop's state: iteration, counters, every RNG, the task order, metrics offsets
@@ -22,7 +23,6 @@ import (
 //
 // It is written under a temporary name, every file fsynced, then renamed into place (and the
 // parent directory fsynced), so the previous checkpoint stays valid until the new one is complete.
-const manifestFile = "MANIFEST.json"
 
 // trainerState is what a checkpoint records beside the policy's variables: everything needed for
 // a resumed run to continue exactly as the uninterrupted one would have.
@@ -42,9 +42,6 @@ type trainerState struct {
 	MetricsBytes int64 `json:"metrics_bytes"`
 	TimingBytes  int64 `json:"timing_bytes"`
 }
-
-// checkpointName is the directory name of the checkpoint after iteration iter.
-func checkpointName(iter int) string { return fmt.Sprintf("iter-%06d", iter) }
 
 // saveCheckpoint writes the checkpoint of the current iteration and applies keep_last.
 func (t *Trainer) saveCheckpoint() error {
@@ -69,23 +66,22 @@ func (t *Trainer) saveCheckpoint() error {
 	if st.TimingBytes, err = fileSize(t.timing); err != nil {
 		return err
 	}
-	root := filepath.Join(t.dir, CkptDir)
-	name := checkpointName(t.iter)
-	tmp := filepath.Join(root, ".tmp-"+name)
+	root := filepath.Join(t.dir, rundir.CheckpointsDir)
+	tmp := rundir.TempCheckpointPath(t.dir, t.iter)
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := t.pol.Save(filepath.Join(tmp, policyDir)); err != nil {
+	if err := t.pol.Save(rundir.PolicyPath(tmp)); err != nil {
 		return err
 	}
 	data, _ := json.MarshalIndent(st, "", " ")
-	if err := os.WriteFile(filepath.Join(tmp, stateFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, rundir.TrainerStateFile), data, 0o644); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if err := writeManifest(tmp); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	final := filepath.Join(root, name)
+	final := rundir.CheckpointPath(t.dir, t.iter)
 	if err := os.RemoveAll(final); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -95,7 +91,7 @@ func (t *Trainer) saveCheckpoint() error {
 	if err := syncDir(root); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	list, err := ListCheckpoints(t.dir)
+	list, err := rundir.ListCheckpoints(t.dir)
 	if err != nil {
 		return err
 	}
@@ -135,7 +131,7 @@ func writeManifest(dir string) error {
 		return err
 	}
 	data, _ := json.MarshalIndent(sums, "", " ")
-	f, err := os.Create(filepath.Join(dir, manifestFile))
+	f, err := os.Create(filepath.Join(dir, rundir.ManifestFile))
 	if err != nil {
 		return err
 	}
@@ -186,7 +182,7 @@ func syncDir(dir string) error {
 // VerifyCheckpoint checks a checkpoint directory against its manifest: every listed file present
 // with the recorded SHA-256, no file missing from the list, and a readable trainer state.
 func VerifyCheckpoint(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	data, err := os.ReadFile(filepath.Join(dir, rundir.ManifestFile))
 	if err != nil {
 		return fmt.Errorf("no manifest: %w", err)
 	}
@@ -194,7 +190,7 @@ func VerifyCheckpoint(dir string) error {
 	if err := json.Unmarshal(data, &sums); err != nil {
 		return fmt.Errorf("corrupt manifest: %w", err)
 	}
-	if _, ok := sums[stateFile]; !ok {
+	if _, ok := sums[rundir.TrainerStateFile]; !ok {
 		return errors.New("manifest lists no trainer state")
 	}
 	names := make([]string, 0, len(sums))
@@ -217,39 +213,20 @@ func VerifyCheckpoint(dir string) error {
 // readState reads a verified checkpoint's trainer state.
 func readState(dir string) (trainerState, error) {
 	var st trainerState
-	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	data, err := os.ReadFile(filepath.Join(dir, rundir.TrainerStateFile))
 	if err != nil {
 		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("%s: %w", stateFile, err)
+		return st, fmt.Errorf("%s: %w", rundir.TrainerStateFile, err)
 	}
 	return st, nil
-}
-
-// ListCheckpoints returns a run's checkpoint directories, oldest first (temporary ones excluded).
-func ListCheckpoints(runDir string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(runDir, CkptDir))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "iter-") {
-			out = append(out, filepath.Join(runDir, CkptDir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // latestValidCheckpoint returns the newest checkpoint that passes VerifyCheckpoint; each newer
 // one that fails is reported through warn.
 func latestValidCheckpoint(runDir string, warn func(format string, args ...any)) (string, error) {
-	list, err := ListCheckpoints(runDir)
+	list, err := rundir.ListCheckpoints(runDir)
 	if err != nil {
 		return "", err
 	}
@@ -269,7 +246,7 @@ func (t *Trainer) restore(ckpt string) (trainerState, error) {
 	if err != nil {
 		return st, fmt.Errorf("checkpoint %s: %w", ckpt, err)
 	}
-	if err := t.pol.Load(filepath.Join(ckpt, policyDir)); err != nil {
+	if err := t.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return st, err
 	}
 	if err := t.syncSampler(); err != nil {

@@ -448,7 +448,10 @@ func cleanYAMLError(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
 }
 
-// Validate checks every value's range; errors name the key, the value and what is allowed.
+// Validate checks every value's range; errors name the key, the value and what is allowed. It
+// looks at the config only: the env options are checked without building an environment
+// (envs.CheckOptions), so a remote env's server is not contacted; what only the environment can
+// tell (its vocabulary, its step cap, a reachable server) is checked when the run starts (New).
 func (c *Config) Validate() error {
 	if c.Name == "" {
 		return errors.New("name: a run name is required (it names the directory <out_dir>/<name>)")
@@ -473,7 +476,7 @@ func (c *Config) Validate() error {
 	if _, err := envs.Lookup(c.Env.Name); err != nil {
 		return fmt.Errorf("env.name: %v", err)
 	}
-	if _, err := envs.New(c.Env.Name, c.Env.Options); err != nil {
+	if err := envs.CheckOptions(c.Env.Name, c.Env.Options); err != nil {
 		return err
 	}
 	t := c.Tasks
@@ -489,7 +492,7 @@ func (c *Config) Validate() error {
 	case t.PanelSeed < 0 || t.PanelSeed > 1_000_000_000:
 		return fmt.Errorf("tasks.panel_seed: %d is out of range (allowed 0..1000000000)", t.PanelSeed)
 	}
-	if err := c.rolloutConfig().Validate(); err != nil {
+	if err := c.RolloutConfig().Validate(); err != nil {
 		return err
 	}
 	if c.Rollout.Sampler != "host" && c.Rollout.Sampler != "graph" {
@@ -542,7 +545,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (c *Config) rolloutConfig() rollout.Config {
+// RolloutConfig is the run's token layout, context length and step timeout for the rollout
+// collector; ActionBias is left to the caller (the policy's ActionBias).
+func (c *Config) RolloutConfig() rollout.Config {
 	return rollout.Config{Layout: c.Rollout.Layout, WindowTurns: c.Rollout.WindowTurns,
 		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens,
 		StepTimeout: time.Duration(c.Faults.StepTimeout * float64(time.Second))}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // evaluate runs the fixed panels: greedy decoding on the training panel and on the held-out panel,
@@ -59,7 +60,7 @@ func evalLine(m Metrics) string {
 // EvaluateRun loads a run's config and a checkpoint (the newest when ckpt is empty) and evaluates
 // it on the fixed panels, without writing into the run directory.
 func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
-	cfg, err := Load(filepath.Join(runDir, ConfigFile), nil)
+	cfg, err := Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +68,7 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	if ckpt == "" {
 		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
 			return nil, err

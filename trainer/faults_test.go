@@ -16,6 +16,7 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/maze"
 	"github.com/graftrl/graftrl/envs/openenv"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // faulty wraps the maze and misbehaves on the steps it is told to: it panics, returns an error,
@@ -60,7 +61,7 @@ func init() {
 
 func trainLines(t *testing.T, run string) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(run, MetricsFile))
+	data, err := os.ReadFile(filepath.Join(run, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +139,7 @@ func TestRemoteServerKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer tr.Close()
 	tr.afterIteration = func() {
 		switch tr.iter {
 		case 1: // kill the server between iterations 1 and 2
@@ -164,5 +166,58 @@ func TestRemoteServerKilledMidRun(t *testing.T) {
 		if got := lines[i]["errors"].(float64); got != want {
 			t.Errorf("iteration %d: %v errored episodes, want %v", i+1, got, want)
 		}
+	}
+}
+
+// closingEnv wraps the maze and counts, across instances, how many were built and closed.
+type closingEnv struct {
+	envs.Env
+	closed *atomic.Int64
+	once   atomic.Bool
+}
+
+func (e *closingEnv) Close() error {
+	if !e.once.CompareAndSwap(false, true) {
+		panic("closingEnv closed twice")
+	}
+	e.closed.Add(1)
+	return nil
+}
+
+var closingBuilt, closingClosed atomic.Int64
+
+func init() {
+	envs.Register(envs.Spec{Name: "closing-test", Description: "maze that counts its Close calls (tests only)",
+		New: func(envs.Options) (envs.Env, error) {
+			m, err := maze.New(maze.DefaultConfig(5))
+			if err != nil {
+				return nil, err
+			}
+			closingBuilt.Add(1)
+			return &closingEnv{Env: m, closed: &closingClosed}, nil
+		}})
+}
+
+// Every env instance a run builds (to check the config, to probe the vocabulary, one per
+// collector slot) is closed once: the probes right away, the slots by Close.
+func TestTrainerClosesEnvs(t *testing.T) {
+	closingBuilt.Store(0)
+	closingClosed.Store(0)
+	tr := newTiny(t, t.TempDir(), "env=closing-test", "iterations=1")
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	slots := int64(tr.cfg.Tasks.PerIter * tr.cfg.Tasks.GroupSize)
+	if built, closed := closingBuilt.Load(), closingClosed.Load(); closed != built-slots {
+		t.Fatalf("before Close: %d of %d envs closed, want all but the %d slots", closed, built, slots)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if built, closed := closingBuilt.Load(), closingClosed.Load(); closed != built {
+		t.Fatalf("after Close: %d of %d envs closed", closed, built)
 	}
 }

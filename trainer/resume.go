@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // resumableKeys may differ between a run's recorded config and the config it is resumed with:
@@ -71,7 +73,7 @@ func flattenConfig(c *Config) map[string]any {
 // run, unless resuming); a resumed run verifies its config, restores the newest valid checkpoint
 // and truncates metrics.jsonl and timing.jsonl back to it, so no iteration appears twice.
 func (t *Trainer) openRun(resume bool) error {
-	metricsPath := filepath.Join(t.dir, MetricsFile)
+	metricsPath := filepath.Join(t.dir, rundir.MetricsFile)
 	_, statErr := os.Stat(metricsPath)
 	exists := statErr == nil
 	if exists && !resume {
@@ -83,7 +85,7 @@ func (t *Trainer) openRun(resume bool) error {
 	var st trainerState
 	ckpt := ""
 	if exists {
-		recorded, err := Load(filepath.Join(t.dir, ConfigFile), nil)
+		recorded, err := Load(filepath.Join(t.dir, rundir.ConfigFile), nil)
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", t.dir, err)
 		}
@@ -103,14 +105,14 @@ func (t *Trainer) openRun(resume bool) error {
 			t.logf("warning: %s has no valid checkpoint; starting the run again from the beginning", t.dir)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(t.dir, ConfigFile), t.cfg.YAML(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.dir, rundir.ConfigFile), t.cfg.YAML(), 0o644); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	var err error
 	if t.metrics, err = openTruncated(metricsPath, st.MetricsBytes); err != nil {
 		return err
 	}
-	if t.timing, err = openTruncated(filepath.Join(t.dir, TimingFile), st.TimingBytes); err != nil {
+	if t.timing, err = openTruncated(filepath.Join(t.dir, rundir.TimingFile), st.TimingBytes); err != nil {
 		return err
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 func TestResumeInProcess(t *testing.T) {
@@ -25,7 +27,7 @@ func TestResumeInProcess(t *testing.T) {
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := os.ReadFile(filepath.Join(dir, "r", MetricsFile))
+	got, _ := os.ReadFile(filepath.Join(dir, "r", rundir.MetricsFile))
 	if !bytes.Equal(got, want) {
 		gl := bytes.Split(got, []byte("\n"))
 		wl := bytes.Split(want, []byte("\n"))

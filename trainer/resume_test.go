@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // resumeYAML checkpoints every iteration so that a kill at any moment has something to resume.
@@ -107,11 +109,11 @@ func straightRun(t *testing.T) (metrics []byte, weights string) {
 // readRun returns a run's metrics.jsonl and a SHA-256 of the weights of its newest checkpoint.
 func readRun(t *testing.T, run string) ([]byte, string) {
 	t.Helper()
-	metrics, err := os.ReadFile(filepath.Join(run, MetricsFile))
+	metrics, err := os.ReadFile(filepath.Join(run, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(filepath.Join(run, ConfigFile), nil)
+	cfg, err := Load(filepath.Join(run, rundir.ConfigFile), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func waitForCheckpoint(t *testing.T, run string, iter int, cmd *exec.Cmd) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(run, CkptDir, checkpointName(iter))); err == nil {
+		if _, err := os.Stat(rundir.CheckpointPath(run, iter)); err == nil {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -204,8 +206,8 @@ func TestCorruptCheckpointFallback(t *testing.T) {
 			if _, err := tr.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			newest := filepath.Join(run, CkptDir, checkpointName(5))
-			bins, _ := filepath.Glob(filepath.Join(newest, policyDir, "*.bin"))
+			newest := rundir.CheckpointPath(run, 5)
+			bins, _ := filepath.Glob(filepath.Join(rundir.PolicyPath(newest), "*.bin"))
 			if len(bins) != 1 {
 				t.Fatalf("checkpoint files: %v", bins)
 			}
@@ -228,7 +230,7 @@ func TestCorruptCheckpointFallback(t *testing.T) {
 			if _, err := tr.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(log.String(), "iter-000005 is not valid") || !strings.Contains(log.String(), "iter-000004") {
+			if !strings.Contains(log.String(), rundir.CheckpointName(5)+" is not valid") || !strings.Contains(log.String(), rundir.CheckpointName(4)) {
 				t.Errorf("no fallback warning:\n%s", log.String())
 			}
 			gotMetrics, gotWeights := readRun(t, run)

@@ -7,17 +7,7 @@ import (
 	"syscall"
 
 	"github.com/graftrl/graftrl/rollout"
-)
-
-// File names inside a run directory.
-const (
-	ConfigFile  = "config.yaml"
-	MetricsFile = "metrics.jsonl"
-	TimingFile  = "timing.jsonl"
-	SummaryFile = "summary.json"
-	CkptDir     = "checkpoints"
-	stateFile   = "trainer.json"
-	policyDir   = "policy"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 func (t *Trainer) closeRun() {
@@ -29,17 +19,13 @@ func (t *Trainer) closeRun() {
 	}
 }
 
-// BatchDir is the folder of saved rollout batches inside a run directory.
-const BatchDir = "batches"
-
 // saveBatch writes the iteration's rollout batch (errored episodes included, marked) to
 // batches/iter-NNNNNN.json.gz.
 func (t *Trainer) saveBatch(b *rollout.Batch) error {
-	dir := filepath.Join(t.dir, BatchDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := rundir.BatchPath(t.dir, t.iter+1)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save batch: %w", err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("iter-%06d.json.gz", t.iter+1))
 	return rollout.WriteReplay(path, &rollout.Replay{Iter: t.iter + 1, Env: t.cfg.Env.Name, Vocab: t.vocab.Words(), Batch: b})
 }
 
@@ -47,10 +33,10 @@ func (t *Trainer) saveBatch(b *rollout.Batch) error {
 // it, writes and fsyncs a probe file, and checks that the free space holds the checkpoints kept
 // plus a margin for metrics.
 func checkWritable(dir string, numParams int) error {
-	if err := os.MkdirAll(filepath.Join(dir, CkptDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, rundir.CheckpointsDir), 0o755); err != nil {
 		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
 	}
-	probe := filepath.Join(dir, ".write-probe")
+	probe := filepath.Join(dir, rundir.WriteProbe)
 	f, err := os.Create(probe)
 	if err == nil {
 		_, err = f.Write(make([]byte, 64<<10))

@@ -20,6 +20,7 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/tokens"
 )
 
@@ -91,7 +92,9 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 	return rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 }
 
-// New prepares a run: the run directory, the env instances, the vocabulary and the policy.
+// New prepares a run: the run directory, the env instances, the vocabulary and the policy. It is
+// where the environment is first built (ProbeEnv): a remote env's server must answer here. The
+// trainer owns the env instances it builds; Close releases them.
 func New(cfg Config, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
@@ -101,35 +104,18 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if t.out == nil {
 		t.out = os.Stderr
 	}
-	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
+	info, err := cfg.ProbeEnv()
 	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
+		return nil, err
 	}
-	t.vocab, err = tokens.NewVocab(probe.Vocabulary())
-	if err != nil {
-		return nil, fmt.Errorf("env %s: %w", cfg.Env.Name, err)
-	}
-	t.maxSteps = probe.MaxTurns()
-	pc := cfg.Policy
-	pc.Vocab = t.vocab.Size()
-	t.cfg.Policy = pc
+	t.vocab, t.maxSteps = info.Vocab, info.MaxTurns
 	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend, InstallPlugin: opts.InstallPlugin})
 	if err != nil {
 		return nil, err
 	}
-	var actionTokens []int32
-	if aw, ok := probe.(envs.ActionWorder); ok && cfg.Rollout.ConstrainActions {
-		// With one-token actions the end-of-action token is always implied, never sampled.
-		if cfg.Rollout.ActionMaxTokens > 1 {
-			actionTokens = []int32{tokens.EOAID}
-		}
-		actionTokens = t.vocab.Encode(actionTokens, strings.Join(aw.ActionWords(), " "))
-		if slices.Contains(actionTokens, tokens.UnkID) {
-			return nil, fmt.Errorf("env %s: an action word is not in its vocabulary", cfg.Env.Name)
-		}
-	}
-	t.pol, err = policy.New(backend, policy.Options{Model: pc, Loss: cfg.Update.Loss, Optim: cfg.Optim,
-		Seed: rngFor(cfg.Seed, streamInit).Uint64(), ActionTokens: actionTokens})
+	po := cfg.PolicyOptions(info)
+	t.cfg.Policy = po.Model
+	t.pol, err = policy.New(backend, po)
 	if err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
@@ -138,7 +124,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
 	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
-	rc := t.cfg.rolloutConfig()
+	rc := t.cfg.RolloutConfig()
 	rc.ActionBias = t.pol.ActionBias()
 	t.coll, err = rollout.NewCollector(rc, t.vocab, func() (envs.Env, error) {
 		return envs.New(cfg.Env.Name, cfg.Env.Options)
@@ -147,6 +133,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	if err := t.setupSampler(slots); err != nil {
+		t.Close()
 		return nil, err
 	}
 	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
@@ -161,6 +148,64 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	t.rngEval = rand.New(t.pcgs["eval"])
 	t.progress = newProgress(t.out, opts, cfg.Iterations)
 	return t, nil
+}
+
+// Close releases the env instances of the run (those that hold resources, such as a remote env's
+// sessions). The trainer must not be used afterwards; closing twice is harmless.
+func (t *Trainer) Close() error {
+	if t.coll == nil {
+		return nil
+	}
+	err := t.coll.Close()
+	t.coll = nil
+	return err
+}
+
+// EnvInfo is what a run learns from its environment before anything is built on it.
+type EnvInfo struct {
+	// Vocab is the token vocabulary of the env's words.
+	Vocab *tokens.Vocab
+	// MaxTurns is the env's step cap.
+	MaxTurns int
+	// ActionTokens are the token ids actions are restricted to (rollout.constrain_actions with
+	// an envs.ActionWorder env); nil leaves actions unconstrained.
+	ActionTokens []int32
+}
+
+// ProbeEnv builds one instance of the configured environment, reads its vocabulary, step cap and
+// action words, and closes it again. For a remote env this is where its server is contacted; an
+// env that cannot be built is a *ConfigError.
+func (c *Config) ProbeEnv() (EnvInfo, error) {
+	probe, err := envs.New(c.Env.Name, c.Env.Options)
+	if err != nil {
+		return EnvInfo{}, &ConfigError{Msg: err.Error()}
+	}
+	defer envs.Close(probe)
+	info := EnvInfo{MaxTurns: probe.MaxTurns()}
+	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
+		return EnvInfo{}, fmt.Errorf("env %s: %w", c.Env.Name, err)
+	}
+	if aw, ok := probe.(envs.ActionWorder); ok && c.Rollout.ConstrainActions {
+		// With one-token actions the end-of-action token is always implied, never sampled.
+		if c.Rollout.ActionMaxTokens > 1 {
+			info.ActionTokens = []int32{tokens.EOAID}
+		}
+		info.ActionTokens = info.Vocab.Encode(info.ActionTokens, strings.Join(aw.ActionWords(), " "))
+		if slices.Contains(info.ActionTokens, tokens.UnkID) {
+			return EnvInfo{}, fmt.Errorf("env %s: an action word is not in its vocabulary", c.Env.Name)
+		}
+	}
+	return info, nil
+}
+
+// PolicyOptions are the options of the run's policy on an env: the model sized to the env's
+// vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
+// A policy built from them loads the run's checkpoints (policy.Policy.Load).
+func (c *Config) PolicyOptions(info EnvInfo) policy.Options {
+	pc := c.Policy
+	pc.Vocab = info.Vocab.Size()
+	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
+		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens}
 }
 
 // Dir is the run directory.
@@ -298,7 +343,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	t.progress.finish()
 	if ctx.Err() != nil {
-		if list, _ := ListCheckpoints(t.dir); len(list) == 0 || filepath.Base(list[len(list)-1]) != checkpointName(t.iter) {
+		if list, _ := rundir.ListCheckpoints(t.dir); len(list) == 0 || filepath.Base(list[len(list)-1]) != rundir.CheckpointName(t.iter) {
 			if err := t.saveCheckpoint(); err != nil {
 				return Summary{}, err
 			}
@@ -308,7 +353,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	s := Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}
 	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(filepath.Join(t.dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.dir, rundir.SummaryFile), append(data, '\n'), 0o644); err != nil {
 		return s, fmt.Errorf("write summary: %w", err)
 	}
 	return s, nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // tinyYAML trains a very small policy for a few iterations: enough to exercise every stage.
@@ -24,7 +26,8 @@ eval: {every: 2}
 checkpoint: {every: 2, keep_last: 1}
 `
 
-func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
+// newTiny prepares the tiny run in dir with the overrides.
+func newTiny(t *testing.T, dir string, sets ...string) *Trainer {
 	t.Helper()
 	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
 	if err != nil {
@@ -34,11 +37,17 @@ func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
+	t.Helper()
+	tr := newTiny(t, dir, sets...)
 	s, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(tr.Dir(), MetricsFile))
+	data, err := os.ReadFile(filepath.Join(tr.Dir(), rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +111,8 @@ func TestRunOutputs(t *testing.T) {
 	if train != 3 || eval != 3 {
 		t.Errorf("got %d train and %d eval lines, want 3 and 3", train, eval)
 	}
-	ckpts, err := ListCheckpoints(filepath.Join(dir, "tiny"))
-	if err != nil || len(ckpts) != 1 || !strings.HasSuffix(ckpts[0], "iter-000003") {
+	ckpts, err := rundir.ListCheckpoints(filepath.Join(dir, "tiny"))
+	if err != nil || len(ckpts) != 1 || !strings.HasSuffix(ckpts[0], rundir.CheckpointName(3)) {
 		t.Fatalf("checkpoints = %v, %v (keep_last 1 should leave iter-000003)", ckpts, err)
 	}
 	m, err := EvaluateRun(filepath.Join(dir, "tiny"), "", Options{Out: io.Discard})

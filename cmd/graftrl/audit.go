@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/graftrl/graftrl/audit"
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // auditOptions are the flags of `graftrl audit`.
@@ -80,7 +80,7 @@ The definitions are in audit.md and in the audit package's documentation.`,
 func auditRun(o *auditOptions) error {
 	out := o.out
 	if out == "" {
-		out = filepath.Join(o.run, "audit")
+		out = rundir.AuditPath(o.run)
 	}
 	results, err := audit.AuditRun(audit.RunOptions{
 		Run: o.run, Checkpoint: o.checkpoint, AllCheckpoints: o.checkpoints == "all", Tasks: o.tasks, Out: out,

@@ -80,6 +80,7 @@ func newPlayCmd() *cobra.Command {
 			if err != nil {
 				return &usageError{err.Error()}
 			}
+			defer envs.Close(env)
 			return envs.Play(cmd.InOrStdin(), cmd.OutOrStdout(), env, task)
 		},
 	}

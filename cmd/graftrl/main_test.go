@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 const tinyConfig = `name: cli
@@ -64,7 +66,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("train output lacks the summary:\n%s", stderr)
 	}
 	run := filepath.Join(runs, "cli-graft") // --estimator appends to the run name
-	for _, f := range []string{"config.yaml", "metrics.jsonl", "timing.jsonl", "summary.json", "batches/iter-000002.json.gz"} {
+	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.TimingFile, rundir.SummaryFile, filepath.Join(rundir.BatchesDir, rundir.BatchName(2))} {
 		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
 			t.Errorf("run lacks %s: %v", f, err)
 		}
@@ -75,7 +77,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Fatalf("eval exited %d:\n%s\n%s", code, out, stderr)
 	}
 
-	batch := filepath.Join(run, "batches", "iter-000001.json.gz")
+	batch := rundir.BatchPath(run, 1)
 	out, stderr, code = graftrlCmd(t, bin, "advantages", "--batch", batch, "--estimators", "grpo,gigpo,graphgpo,graft,graft:td", "--opt", "graft:td.mode=td")
 	if code != 0 || !strings.Contains(out, "pearson") || !strings.Contains(out, "graft:td") {
 		t.Fatalf("advantages exited %d:\n%s\n%s", code, out, stderr)
@@ -102,6 +104,9 @@ func TestCLIEndToEnd(t *testing.T) {
 		{[]string{"train", "--config", cfg, "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"advantages", "--batch", cfg}, "not a graftrl batch file"},
 		{[]string{"graph", "--batch", batch, "--task", "99"}, "--task must be in 0..1"},
+		// A remote env's server is first contacted when the run starts; the error still names the file.
+		{[]string{"train", "--config", cfg, "--set", "env=openenv", "--set", "env.url=http://127.0.0.1:1", "--set", "env.connect_retries=0"},
+			"config " + cfg + `: env openenv: reading the server's metadata: Get "http://127.0.0.1:1/metadata"`},
 	} {
 		_, stderr, code := graftrlCmd(t, bin, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // cli runs graftrl's command tree in process and returns stdout, stderr and the exit status
@@ -127,7 +129,7 @@ func TestSweepLocalAndCompare(t *testing.T) {
 	}
 	sd := filepath.Join(dir, "out", "t")
 	for _, run := range []string{"maze-grpo-s1", "maze-grpo-s2", "maze-graft-s1", "maze-graft-s2"} {
-		if _, err := os.Stat(filepath.Join(sd, "runs", run, "summary.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(sd, "runs", run, rundir.SummaryFile)); err != nil {
 			t.Errorf("run %s did not finish: %v\n%s", run, err, log.String())
 		}
 	}
@@ -224,8 +226,8 @@ func TestSweepBinaryInterruptAndRerun(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeSweepFiles(t, dir, "name: k\nbase: tiny.yaml\ngrid:\n  iterations: [2, 60]\n")
 	sd := filepath.Join(dir, "out", "k")
-	first := filepath.Join(sd, "runs", "maze-grpo-s1-iterations=2", "summary.json")
-	second := filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", "metrics.jsonl")
+	first := filepath.Join(sd, "runs", "maze-grpo-s1-iterations=2", rundir.SummaryFile)
+	second := filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", rundir.MetricsFile)
 
 	cmd := exec.Command(bin, "sweep", "--config", cfg, "--workers", "1")
 	var stderr bytes.Buffer
@@ -255,7 +257,7 @@ func TestSweepBinaryInterruptAndRerun(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted sweep: %v\n%s", err, stderr.String())
 	}
-	if data, err := os.ReadFile(filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", "summary.json")); err == nil && strings.Contains(string(data), `"iterations": 60,`) {
+	if data, err := os.ReadFile(filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", rundir.SummaryFile)); err == nil && strings.Contains(string(data), `"iterations": 60,`) {
 		t.Fatal("the second run finished before the interrupt; the test needs it unfinished")
 	}
 
@@ -267,7 +269,7 @@ func TestSweepBinaryInterruptAndRerun(t *testing.T) {
 	if err != nil || !fi1.ModTime().Equal(fi0.ModTime()) {
 		t.Error("the finished run was redone")
 	}
-	if data, err := os.ReadFile(filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", "summary.json")); err != nil || !strings.Contains(string(data), `"iterations": 60,`) {
+	if data, err := os.ReadFile(filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", rundir.SummaryFile)); err != nil || !strings.Contains(string(data), `"iterations": 60,`) {
 		t.Errorf("the interrupted run did not finish on the rerun: %s %v", data, err)
 	}
 }

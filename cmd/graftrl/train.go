@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -102,7 +104,7 @@ func (o *trainOptions) overrides(cfgName string) []string {
 }
 
 func trainRun(ctx context.Context, o *trainOptions) error {
-	cfg, err := o.loadConfig()
+	cfg, file, err := o.loadConfig()
 	if err != nil {
 		return err
 	}
@@ -118,9 +120,14 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	defer stop()
 	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet, InstallPlugin: o.install,
 		Resume: o.resume != ""})
+	var ce *trainer.ConfigError
+	if errors.As(err, &ce) && ce.File == "" {
+		ce.File = file // what only the env can tell (a remote env's server) is checked here
+	}
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	fmt.Fprintf(o.out, "graftrl: training %s on %s with %s (%d iterations) → %s\n", cfg.Name, cfg.Env.Name,
 		cfg.Estimator.Name, cfg.Iterations, t.Dir())
 	s, err := t.Run(ctx)
@@ -134,24 +141,26 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 
 // loadConfig reads the config: from --config, or, for --resume DIR without --config, the run's
 // recorded config (whose name and out_dir then follow DIR, so moved run directories resume too).
-func (o *trainOptions) loadConfig() (trainer.Config, error) {
+// It returns the config and the file it came from.
+func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
 	path := o.config
 	var extra []string
 	if o.resume != "" {
-		info, err := os.Stat(filepath.Join(o.resume, trainer.ConfigFile))
+		info, err := os.Stat(filepath.Join(o.resume, rundir.ConfigFile))
 		if err != nil || info.IsDir() {
-			return trainer.Config{}, &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, trainer.ConfigFile)}
+			return trainer.Config{}, "", &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, rundir.ConfigFile)}
 		}
 		if path == "" {
-			path = filepath.Join(o.resume, trainer.ConfigFile)
+			path = filepath.Join(o.resume, rundir.ConfigFile)
 			extra = []string{"name=" + filepath.Base(filepath.Clean(o.resume)), "out_dir=" + filepath.Dir(filepath.Clean(o.resume))}
 		}
 	}
 	base, err := trainer.Load(path, append(extra, o.sets...))
 	if err != nil {
-		return trainer.Config{}, err
+		return trainer.Config{}, "", err
 	}
-	return trainer.Load(path, append(extra, o.overrides(base.Name)...))
+	cfg, err := trainer.Load(path, append(extra, o.overrides(base.Name)...))
+	return cfg, path, err
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

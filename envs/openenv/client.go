@@ -485,6 +485,13 @@ func (c *Client) SeedEpisode(seed int64) {
 	c.seed, c.seedSet = seed, true
 }
 
+// clientOptions decodes the env section's options over the defaults.
+func clientOptions(opts envs.Options) (ClientOptions, error) {
+	cfg := DefaultClientOptions()
+	err := opts.Decode(Name, &cfg)
+	return cfg, err
+}
+
 func optionDocs() []envs.OptionDoc {
 	d := DefaultClientOptions()
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
@@ -512,11 +519,19 @@ func init() {
 		Description: "a remote environment on an OpenEnv server (graftrl serve-env or any OpenEnv server), one WebSocket session per instance",
 		Options:     optionDocs(),
 		New: func(opts envs.Options) (envs.Env, error) {
-			cfg := DefaultClientOptions()
-			if err := opts.Decode(Name, &cfg); err != nil {
+			cfg, err := clientOptions(opts)
+			if err != nil {
 				return nil, err
 			}
 			return NewClient(cfg)
+		},
+		// Offline: the options alone; the server's metadata is read by New.
+		Check: func(opts envs.Options) error {
+			cfg, err := clientOptions(opts)
+			if err != nil {
+				return err
+			}
+			return cfg.Validate()
 		},
 	})
 }

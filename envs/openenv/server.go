@@ -178,7 +178,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if probe == nil {
 		return nil, fmt.Errorf("openenv: env %s: the constructor returned no environment", opts.Env)
 	}
-	defer closeEnv(probe)
+	defer envs.Close(probe)
 	s.maxTurns = probe.MaxTurns()
 	meta := Metadata{Name: opts.Env, Description: spec.Description, Server: "graftrl", Vocabulary: probe.Vocabulary(),
 		MaxTurns: probe.MaxTurns(), ActionField: "message"}
@@ -585,11 +585,4 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		return nil, false
 	}
 	return body, true
-}
-
-// closeEnv releases an env that holds resources (an io.Closer, such as the openenv client).
-func closeEnv(e envs.Env) {
-	if c, ok := e.(io.Closer); ok {
-		c.Close()
-	}
 }

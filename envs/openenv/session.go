@@ -93,7 +93,7 @@ func (ss *session) build() error {
 // close releases the env, unless a timed-out call may still be using it.
 func (ss *session) close() {
 	if ss.env != nil && !ss.broken {
-		closeEnv(ss.env)
+		envs.Close(ss.env)
 	}
 }
 
