@@ -14,18 +14,9 @@ func TestSaveLoadExact(t *testing.T) {
 	c.MaxLen = 32
 	l := DefaultLossConfig()
 	l.KL = KLk3
-	p := newTestPolicy(t, c, l)
 	tb := SyntheticBatch(c, 4, 16, 1)
 	tb.RefLogp = make([]float32, len(tb.Tokens))
-	for range 3 {
-		if _, err := p.Update(tb, 1e-2); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := filepath.Join(t.TempDir(), "ckpt")
-	if err := p.Save(dir); err != nil {
-		t.Fatal(err)
-	}
+	p, dir := savedPolicy(t, c, l, tb)
 	q, err := New(backendT(t), Options{Model: c, Loss: l, Optim: DefaultOptimConfig(), Seed: 99})
 	if err != nil {
 		t.Fatal(err)
@@ -61,4 +52,21 @@ func TestSaveLoadExact(t *testing.T) {
 	if err := r.Load(dir); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("loading a d_model 64 checkpoint into d_model 32: %v", err)
 	}
+}
+
+// savedPolicy builds a policy, takes three Adam steps on tb and saves it; it returns the policy
+// and the checkpoint directory.
+func savedPolicy(t *testing.T, c Config, l LossConfig, tb *TrainBatch) (*Policy, string) {
+	t.Helper()
+	p := newTestPolicy(t, c, l)
+	for range 3 {
+		if _, err := p.Update(tb, 1e-2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if err := p.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	return p, dir
 }

@@ -15,17 +15,8 @@ import (
 func TestInitFromCheckpoint(t *testing.T) {
 	c := smallConfig()
 	l := DefaultLossConfig()
-	p := newTestPolicy(t, c, l)
 	tb := SyntheticBatch(c, 3, 10, 1)
-	for range 3 {
-		if _, err := p.Update(tb, 1e-2); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := filepath.Join(t.TempDir(), "ckpt")
-	if err := p.Save(dir); err != nil {
-		t.Fatal(err)
-	}
+	p, dir := savedPolicy(t, c, l, tb)
 	w, err := ReadCheckpointWeights(dir, c)
 	if err != nil {
 		t.Fatal(err)

@@ -139,6 +139,15 @@ func klPenalty(kind string, x *Node) *Node {
 	}
 }
 
+// terms completes an objective's outputs from its policy term pg, clipped share and approximate
+// KL: the weighted entropy, total = pg − coef·entropy, and the KL penalty (addKL).
+func (l LossConfig) terms(pg, clipFrac, approxKL, logp, entropy, weight, refLogp *Node) lossTerms {
+	t := lossTerms{pg: pg, entropy: ReduceAllSum(Mul(weight, entropy)), approxKL: approxKL, clipFrac: clipFrac}
+	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
+	addKL(l, &t, logp, weight, refLogp)
+	return t
+}
+
 // addKL sets t.kl to the weighted per-token KL to the reference policy and adds β·KL to the
 // total when KL is on (t.kl is 0 otherwise). Inactive positions (weight 0) contribute nothing.
 func addKL(l LossConfig, t *lossTerms, logp, weight, refLogp *Node) {
@@ -160,30 +169,15 @@ func tokenLoss(l LossConfig, logp, entropy, oldLogp, adv, weight, refLogp *Node)
 	logRatio := Where(active, Sub(logp, oldLogp), ZerosLike(logp))
 	ratio := Exp(logRatio)
 	pgTok, clipped := clippedSurrogate(l, ratio, adv)
-	t := lossTerms{
-		pg:       ReduceAllSum(Mul(weight, pgTok)),
-		entropy:  ReduceAllSum(Mul(weight, entropy)),
-		approxKL: ReduceAllSum(Mul(weight, Sub(Sub(ratio, OnesLike(ratio)), logRatio))),
-		clipFrac: ReduceAllSum(Mul(weight, clipped)),
-	}
-	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
-	addKL(l, &t, logp, weight, refLogp)
-	return t
+	return l.terms(ReduceAllSum(Mul(weight, pgTok)), ReduceAllSum(Mul(weight, clipped)),
+		ReduceAllSum(Mul(weight, Sub(Sub(ratio, OnesLike(ratio)), logRatio))), logp, entropy, weight, refLogp)
 }
 
 // crossEntropyLoss is the supervised objective −Σ w·log π(target) over the weighted (action)
 // tokens; the entropy and KL terms keep their per-token form with the token weights.
 func crossEntropyLoss(l LossConfig, logp, entropy, weight, refLogp *Node) lossTerms {
 	zero := ScalarZero(logp.Graph(), dtypes.Float32)
-	t := lossTerms{
-		pg:       Neg(ReduceAllSum(Mul(weight, logp))),
-		entropy:  ReduceAllSum(Mul(weight, entropy)),
-		approxKL: zero,
-		clipFrac: zero,
-	}
-	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
-	addKL(l, &t, logp, weight, refLogp)
-	return t
+	return l.terms(Neg(ReduceAllSum(Mul(weight, logp))), zero, zero, logp, entropy, weight, refLogp)
 }
 
 // stepLoss builds the step-level "GRPO-C" objective: per step, w = exp(mean over the step's tokens
@@ -201,15 +195,8 @@ func stepLoss(l LossConfig, logp, entropy, oldLogp, weight, refLogp, stepOf, ste
 	w := Exp(meanLR)                                                           // geometric-mean ratio
 	pgStep, clipped := clippedSurrogate(l, w, stepAdv)                         // [B,S]
 	ratio := Exp(logRatio)
-	t := lossTerms{
-		pg:       ReduceAllSum(Mul(stepWeight, pgStep)),
-		entropy:  ReduceAllSum(Mul(weight, entropy)),
-		approxKL: ReduceAllSum(Mul(weight, Sub(Sub(ratio, OnesLike(ratio)), logRatio))),
-		clipFrac: ReduceAllSum(Mul(stepWeight, clipped)),
-	}
-	t.total = Sub(t.pg, MulScalar(t.entropy, l.EntropyCoef))
-	addKL(l, &t, logp, weight, refLogp)
-	return t
+	return l.terms(ReduceAllSum(Mul(stepWeight, pgStep)), ReduceAllSum(Mul(stepWeight, clipped)),
+		ReduceAllSum(Mul(weight, Sub(Sub(ratio, OnesLike(ratio)), logRatio))), logp, entropy, weight, refLogp)
 }
 
 // AggregationWeights returns the per-token weights w[b·T+t] such that the minibatch loss is Σ w·ℓ:

@@ -73,6 +73,17 @@ type Request struct {
 	Greedy bool
 }
 
+// newBatch lays out the request's trajectories, Group per task in task order, before any step.
+func (req Request) newBatch() *Batch {
+	b := &Batch{Tasks: len(req.Tasks)}
+	for ti, seed := range req.Tasks {
+		for range req.Group {
+			b.Trajs = append(b.Trajs, Trajectory{Task: ti, TaskSeed: seed})
+		}
+	}
+	return b
+}
+
 // Collector runs many episodes at once, feeding all active rows to the decoder in one batched
 // call per token.
 type Collector struct {
@@ -146,12 +157,7 @@ type slot struct {
 // episode, recorded in Trajectory.Err.
 func (c *Collector) Collect(dec Decoder, req Request, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
-	b := &Batch{Tasks: len(req.Tasks)}
-	for ti, seed := range req.Tasks {
-		for range req.Group {
-			b.Trajs = append(b.Trajs, Trajectory{Task: ti, TaskSeed: seed})
-		}
-	}
+	b := req.newBatch()
 	for start := 0; start < len(b.Trajs); start += len(c.envs) {
 		end := min(start+len(c.envs), len(b.Trajs))
 		if err := c.wave(dec, b.Trajs[start:end], req.Greedy, rng, &st); err != nil {

@@ -24,12 +24,7 @@ type Teacher func(e envs.Env, rng *rand.Rand) (action string, learn bool, err er
 // than ActionMaxTokens tokens, is an error: the policy could never produce it.
 func (c *Collector) Demonstrate(teacher Teacher, req Request, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
-	b := &Batch{Tasks: len(req.Tasks)}
-	for ti, seed := range req.Tasks {
-		for range req.Group {
-			b.Trajs = append(b.Trajs, Trajectory{Task: ti, TaskSeed: seed})
-		}
-	}
+	b := req.newBatch()
 	for i := range b.Trajs {
 		s := &slot{idx: i % len(c.envs), traj: &b.Trajs[i]}
 		s.env = c.envs[s.idx]

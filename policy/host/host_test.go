@@ -583,3 +583,27 @@ func TestHostMatchesFloat64Reference(t *testing.T) {
 		}
 	}
 }
+
+// The Go loop of the attention scores (CPUs without FMA) computes the same logits as GoMLX.
+func TestHostAttentionGoLoop(t *testing.T) {
+	if !useFMA {
+		t.Skip("the Go loop is what every test here runs already")
+	}
+	useFMA = false
+	defer func() { useFMA = true }()
+	c := hostOddConfig()
+	p := hostTrainedPolicy(t, c, 2)
+	h := hostModelT(t, p)
+	tokens := hostRandomTokens(rand.New(rand.NewPCG(5, 5)), 2*c.MaxLen, c.Vocab)
+	want, err := p.Logits(2, c.MaxLen, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Forward(2, c.MaxLen, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hostMaxAbsDiff(got, want); d > hostTol {
+		t.Fatalf("host logits with the Go attention loop differ from GoMLX by %g", d)
+	}
+}

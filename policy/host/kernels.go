@@ -13,8 +13,8 @@ var useFMA = kernels.HasFMA()
 // attnScores computes the attention scores of one query q against blocks of four keys,
 // s[4b+c] = Σ_i q[i]·k[b·len(q)+i][c], for as many whole blocks as s and k hold. With the FMA
 // kernel it is kernels.MatmulPanels for one row (zeros is a zero bias of at least len(s) values); the Go
-// loop is kernels.MatmulPanels without the bias and epilogue, whose per-panel overhead is a quarter of the
-// cost when the panels are only head_dim long.
+// loop is kernels.DotPanel per block, without MatmulPanels' bias and epilogue, whose per-panel
+// overhead is a quarter of the cost when the panels are only head_dim long.
 func attnScores(s, q []float32, k [][4]float32, zeros []float32) {
 	hd := len(q)
 	if useFMA {
@@ -24,34 +24,7 @@ func attnScores(s, q []float32, k [][4]float32, zeros []float32) {
 		return
 	}
 	for len(k) >= hd && len(s) >= 4 {
-		kb := k[:hd]
-		q := q[:len(kb)]
-		var a0, a1, a2, a3 float32
-		i := 1
-		for ; i < len(kb); i += 2 {
-			w0 := &kb[i-1]
-			x0 := q[i-1]
-			a0 += x0 * w0[0]
-			a1 += x0 * w0[1]
-			a2 += x0 * w0[2]
-			a3 += x0 * w0[3]
-			w1 := &kb[i]
-			x1 := q[i]
-			a0 += x1 * w1[0]
-			a1 += x1 * w1[1]
-			a2 += x1 * w1[2]
-			a3 += x1 * w1[3]
-		}
-		if i == len(kb) {
-			w0 := &kb[i-1]
-			x0 := q[i-1]
-			a0 += x0 * w0[0]
-			a1 += x0 * w0[1]
-			a2 += x0 * w0[2]
-			a3 += x0 * w0[3]
-		}
-		o := (*[4]float32)(s)
-		o[0], o[1], o[2], o[3] = a0, a1, a2, a3
+		*(*[4]float32)(s) = kernels.DotPanel([4]float32{}, q, k[:hd])
 		k = k[hd:]
 		s = s[4:]
 	}
