@@ -45,6 +45,9 @@
 //   - Clone: a clone starts with the original's key; stepping and resetting a clone leaves the
 //     original untouched; the original and a second clone then continue identically.
 //   - ArbitraryText: random bytes, Unicode and word soups never panic or return an error.
+//
+// RunExpert checks the expert of an env that offers one (envs.ExpertOf) and its ValidActions on a
+// panel of tasks; RunWithExpert runs both suites.
 package envtest
 
 import (

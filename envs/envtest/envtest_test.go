@@ -129,6 +129,31 @@ func (l *line) ActionWords() []string {
 
 func (l *line) MaxTurns() int { return lineCap }
 
+// ValidActions makes the line's expert the generic lookahead (envs.ExpertOf).
+func (l *line) ValidActions() []string {
+	if !l.started || l.over {
+		return nil
+	}
+	var as []string
+	if (l.position() > 0 && l.bug != "lists-too-few") || l.bug == "lists-invalid" {
+		as = append(as, "left")
+	}
+	return append(as, "right")
+}
+
+// mutatingLine is a line whose expert spends a turn of the episode each time it is asked.
+type mutatingLine struct{ line }
+
+func (m *mutatingLine) ExpertAction() (string, error) {
+	m.turn++
+	return envs.LookaheadAction(m)
+}
+
+func (m *mutatingLine) Clone() envs.Env {
+	c := *m
+	return &c
+}
+
 func (l *line) Clone() envs.Env {
 	c := *l
 	return &c
@@ -136,7 +161,12 @@ func (l *line) Clone() envs.Env {
 
 func newLine(bug string) func() (envs.Env, error) {
 	resets := new(int)
-	return func() (envs.Env, error) { return &line{bug: bug, shared: new(int), resets: resets}, nil }
+	return func() (envs.Env, error) {
+		if bug == "expert-mutates" {
+			return &mutatingLine{line{shared: new(int), resets: resets}}, nil
+		}
+		return &line{bug: bug, shared: new(int), resets: resets}, nil
+	}
 }
 
 // TestHelperSuite runs the suite on the line with the fault named by ENVTEST_BUG; it only runs in the
@@ -147,6 +177,54 @@ func TestHelperSuite(t *testing.T) {
 		t.Skip("helper of TestSuiteCatchesFaults")
 	}
 	envtest.Run(t, newLine(bug), envtest.ActionSet("left", "right"), envtest.Penalty(-0.1), envtest.MaxVocabulary(9))
+}
+
+// TestHelperExpert runs the expert checks on the line with the fault named by ENVTEST_BUG; it only
+// runs in the subprocesses of TestExpertChecksCatchFaults.
+func TestHelperExpert(t *testing.T) {
+	bug, ok := os.LookupEnv("ENVTEST_BUG")
+	if !ok {
+		t.Skip("helper of TestExpertChecksCatchFaults")
+	}
+	envtest.RunExpert(t, newLine(bug), envtest.ActionSet("left", "right"))
+}
+
+// TestExpertPassesACorrectEnv runs the expert checks on the line without faults, whose expert is the
+// generic lookahead.
+func TestExpertPassesACorrectEnv(t *testing.T) {
+	envtest.RunExpert(t, newLine(""), envtest.ActionSet("left", "right"), envtest.Panel(20))
+}
+
+// TestExpertChecksCatchFaults runs the expert checks in a subprocess on each faulty line and expects
+// them to fail with the check that owns the fault.
+func TestExpertChecksCatchFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs subprocesses")
+	}
+	expectFaults(t, "TestHelperExpert", map[string]string{
+		"distance":       "the expert fails within MaxTurns",
+		"lists-invalid":  `the listed "left" is an invalid action`,
+		"lists-too-few":  `"left" is valid but no action of ValidActions`,
+		"expert-mutates": "asking the expert changed the env",
+	})
+}
+
+// expectFaults runs the test helper in a subprocess on the line with each fault and expects it to
+// fail with the output given for the fault.
+func expectFaults(t *testing.T, helper string, faults map[string]string) {
+	for bug, want := range faults {
+		t.Run(bug, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$", "-test.v")
+			cmd.Env = append(os.Environ(), "ENVTEST_BUG="+bug)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("%s passed an env with the fault %q:\n%s", helper, bug, out)
+			}
+			if !strings.Contains(string(out), want) {
+				t.Errorf("fault %q: output lacks %q:\n%s", bug, want, out)
+			}
+		})
+	}
 }
 
 // TestSuitePassesACorrectEnv runs the suite on the line without faults.
@@ -160,7 +238,7 @@ func TestSuiteCatchesFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs subprocesses")
 	}
-	for bug, want := range map[string]string{
+	expectFaults(t, "TestHelperSuite", map[string]string{
 		"nondeterministic": "--- FAIL: TestHelperSuite/Determinism",
 		"history-key":      "does the key encode the history?",
 		"aliased":          "the key merges different states",
@@ -172,19 +250,7 @@ func TestSuiteCatchesFaults(t *testing.T) {
 		"distance":         "--- FAIL: TestHelperSuite/Distance",
 		"step-after-end":   "after the episode ended",
 		"action-words":     "not in ActionWords",
-	} {
-		t.Run(bug, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSuite$", "-test.v")
-			cmd.Env = append(os.Environ(), "ENVTEST_BUG="+bug)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the suite passed an env with the fault %q:\n%s", bug, out)
-			}
-			if !strings.Contains(string(out), want) {
-				t.Errorf("fault %q: output lacks %q:\n%s", bug, want, out)
-			}
-		})
-	}
+	})
 }
 
 // FuzzLine runs the suite's fuzz target on the correct line.

@@ -20,18 +20,19 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on every size, and without slips, where the lake is
-// deterministic and the suite's Bellman check of the distances applies.
+// TestConformance runs the envs conformance suite, expert checks included, on every size, and
+// without slips, where the lake is deterministic and the suite's Bellman check of the distances
+// applies.
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.Run(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
 		})
 	}
 	t.Run("noslip", func(t *testing.T) {
 		cfg := DefaultConfig(DefaultSize)
 		cfg.Slip = 0
-		envtest.Run(t, func() (envs.Env, error) { return New(cfg) },
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) },
 			envtest.ActionSet("up", "down", "left", "right"), envtest.Penalty(cfg.InvalidPenalty))
 	})
 }

@@ -138,8 +138,8 @@ func splitmix64(x uint64) uint64 {
 // slipStream is the second PCG seed word of the slips of episode e with slip seed k.
 func slipStream(k int64, e uint64) uint64 { return splitmix64(splitmix64(uint64(k)^slipSalt) + e) }
 
-// FrozenLake is one frozen-lake environment instance (see the package doc). It implements envs.Env
-// and envs.Cloner; the zero value is not usable, build one with New.
+// FrozenLake is one frozen-lake environment instance (see the package doc). It implements envs.Env,
+// envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type FrozenLake struct {
 	cfg Config
 	layout
@@ -163,11 +163,16 @@ type FrozenLake struct {
 	over    bool
 	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
 	scratch [40]byte
+	// plan is the expert's policy of the lake, computed on the first ExpertAction of a lake and never
+	// written afterwards, so clones share it (see expert.go).
+	plan *plan
 }
 
 var (
-	_ envs.Env    = (*FrozenLake)(nil)
-	_ envs.Cloner = (*FrozenLake)(nil)
+	_ envs.Env           = (*FrozenLake)(nil)
+	_ envs.Cloner        = (*FrozenLake)(nil)
+	_ envs.ValidActioner = (*FrozenLake)(nil)
+	_ envs.Expert        = (*FrozenLake)(nil)
 )
 
 // New returns a frozen lake with the given configuration. Reset must be called before Step.

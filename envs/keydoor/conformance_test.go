@@ -19,18 +19,18 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on every size, and with the key left out of the
-// state key, which the suite is told is aliasing on purpose.
+// TestConformance runs the envs conformance suite, expert checks included, on every size, and with
+// the key left out of the state key, which the suite is told is aliasing on purpose.
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.Run(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
 		})
 	}
 	t.Run("aliased", func(t *testing.T) {
 		cfg := DefaultConfig(DefaultSize)
 		cfg.KeyInState = false
-		envtest.Run(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Aliased())...)
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Aliased())...)
 	})
 }
 

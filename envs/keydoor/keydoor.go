@@ -95,8 +95,8 @@ func (c cell) word() string {
 	return "open"
 }
 
-// KeyDoor is one key-and-door environment instance (see the package doc). It implements envs.Env and
-// envs.Cloner; the zero value is not usable, build one with New.
+// KeyDoor is one key-and-door environment instance (see the package doc). It implements envs.Env,
+// envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type KeyDoor struct {
 	cfg Config
 	layout
@@ -117,8 +117,10 @@ type KeyDoor struct {
 }
 
 var (
-	_ envs.Env    = (*KeyDoor)(nil)
-	_ envs.Cloner = (*KeyDoor)(nil)
+	_ envs.Env           = (*KeyDoor)(nil)
+	_ envs.Cloner        = (*KeyDoor)(nil)
+	_ envs.ValidActioner = (*KeyDoor)(nil)
+	_ envs.Expert        = (*KeyDoor)(nil)
 )
 
 // New returns a key-and-door environment with the given configuration. Reset must be called before
@@ -175,8 +177,7 @@ func (k *KeyDoor) Step(action string) (envs.Observation, error) {
 	var obs envs.Observation
 	next, ok := 0, false
 	if d, valid := grid.ParseDirection(action); valid {
-		next, ok = k.neighbour(k.agent, d)
-		ok = ok && k.passable(next, k.hasKey)
+		next, ok = k.move(d)
 	}
 	switch {
 	case !ok:
@@ -201,9 +202,19 @@ func (k *KeyDoor) Step(action string) (envs.Observation, error) {
 	return obs, nil
 }
 
+// move returns the cell a move of the agent in direction d leads to, or ok=false when the move is
+// invalid (into a wall, off the grid, or onto the door without the key).
+func (k *KeyDoor) move(d direction) (next int, ok bool) {
+	next, ok = k.neighbour(k.agent, d)
+	return next, ok && k.passable(next, k.hasKey)
+}
+
 // distance is Info.Distance of the current state.
-func (k *KeyDoor) distance() int {
-	d := k.dist[b2i(k.hasKey)][k.agent]
+func (k *KeyDoor) distance() int { return k.distanceAt(k.agent, k.hasKey) }
+
+// distanceAt is Info.Distance of the agent on cell i, holding the key or not.
+func (k *KeyDoor) distanceAt(i int, hasKey bool) int {
+	d := k.dist[b2i(hasKey)][i]
 	if d == unreachable {
 		return envs.DistDead
 	}

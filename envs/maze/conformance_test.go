@@ -18,18 +18,18 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on every grid size, and on the largest obstacle
-// counts (more trap endings and dead ends).
+// TestConformance runs the envs conformance suite, expert checks included, on every grid size, and
+// on the largest obstacle counts (more trap endings and dead ends).
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.Run(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
 		})
 	}
 	t.Run("busy", func(t *testing.T) {
 		cfg := DefaultConfig(6)
 		cfg.Walls, cfg.Traps = maxWalls(6), maxTraps(6)
-		envtest.Run(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
 	})
 }
 

@@ -78,8 +78,8 @@ func (c cell) word() string {
 	return "open"
 }
 
-// Maze is one maze environment instance (see the package doc). It implements envs.Env and
-// envs.Cloner; the zero value is not usable, build one with New.
+// Maze is one maze environment instance (see the package doc). It implements envs.Env, envs.Cloner,
+// envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type Maze struct {
 	cfg Config
 	layout
@@ -99,8 +99,10 @@ type Maze struct {
 }
 
 var (
-	_ envs.Env    = (*Maze)(nil)
-	_ envs.Cloner = (*Maze)(nil)
+	_ envs.Env           = (*Maze)(nil)
+	_ envs.Cloner        = (*Maze)(nil)
+	_ envs.ValidActioner = (*Maze)(nil)
+	_ envs.Expert        = (*Maze)(nil)
 )
 
 // New returns a maze with the given configuration. Reset must be called before Step.
@@ -153,8 +155,7 @@ func (m *Maze) Step(action string) (envs.Observation, error) {
 	var obs envs.Observation
 	next, ok := 0, false
 	if d, valid := grid.ParseDirection(action); valid {
-		next, ok = m.neighbour(m.agent, d)
-		ok = ok && m.cells[next] != wall
+		next, ok = m.move(d)
 	}
 	switch {
 	case !ok:
@@ -184,12 +185,22 @@ func (m *Maze) Step(action string) (envs.Observation, error) {
 	return obs, nil
 }
 
+// move returns the cell a move of the agent in direction d leads to, or ok=false when the move is
+// invalid (into a wall or off the grid).
+func (m *Maze) move(d direction) (next int, ok bool) {
+	next, ok = m.neighbour(m.agent, d)
+	return next, ok && m.cells[next] != wall
+}
+
 // distance is Info.Distance of the agent's cell.
-func (m *Maze) distance() int {
-	if m.cells[m.agent] == trap || m.dist[m.agent] == unreachable {
+func (m *Maze) distance() int { return m.distanceAt(m.agent) }
+
+// distanceAt is Info.Distance of the agent on cell i: 0 on the goal, envs.DistDead on a trap.
+func (m *Maze) distanceAt(i int) int {
+	if m.cells[i] == trap || m.dist[i] == unreachable {
 		return envs.DistDead
 	}
-	return int(m.dist[m.agent])
+	return int(m.dist[i])
 }
 
 // text is the observation of a non-terminal state, built in scratch so that it costs one allocation.

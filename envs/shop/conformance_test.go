@@ -11,14 +11,7 @@ import (
 // allActions lists actions that cover every transition of every task: each query of one word and each
 // pair (in vocabulary order; other orders lead to the same pages), each click, select, back and buy.
 func allActions() []string {
-	words := strings.Fields(colorWords + " " + categoryWords)
-	var as []string
-	for i, w := range words {
-		as = append(as, "search "+w)
-		for _, v := range words[i+1:] {
-			as = append(as, "search "+w+" "+v)
-		}
-	}
+	as := append([]string(nil), searchActions...)
 	for _, id := range strings.Fields(itemWords) {
 		as = append(as, "click "+id)
 	}
@@ -39,7 +32,8 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on the default shop, the smallest and the largest.
+// TestConformance runs the envs conformance suite, expert checks included, on the default shop, the
+// smallest and the largest.
 func TestConformance(t *testing.T) {
 	for name, cfg := range map[string]Config{
 		"default": DefaultConfig(),
@@ -47,7 +41,7 @@ func TestConformance(t *testing.T) {
 		"large":   {Items: MaxItems, Results: MaxResults, MaxTurns: 16, InvalidPenalty: -0.1, SuccessReward: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			envtest.Run(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
 		})
 	}
 }

@@ -189,8 +189,8 @@ func searchBit(w string) int {
 	return -1
 }
 
-// Shop is one web-shop environment instance (see the package doc). It implements envs.Env and
-// envs.Cloner; the zero value is not usable, build one with New.
+// Shop is one web-shop environment instance (see the package doc). It implements envs.Env,
+// envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type Shop struct {
 	cfg Config
 	catalog
@@ -210,8 +210,10 @@ type Shop struct {
 }
 
 var (
-	_ envs.Env    = (*Shop)(nil)
-	_ envs.Cloner = (*Shop)(nil)
+	_ envs.Env           = (*Shop)(nil)
+	_ envs.Cloner        = (*Shop)(nil)
+	_ envs.ValidActioner = (*Shop)(nil)
+	_ envs.Expert        = (*Shop)(nil)
 )
 
 // New returns a shop with the given configuration. Reset must be called before Step.
@@ -367,11 +369,8 @@ func (s *Shop) distance() int {
 			return 2
 		}
 	case resultsPage:
-		ids, n := s.results(p.query, s.cfg.Results)
-		for _, id := range ids[:n] {
-			if s.correct(int(id)) {
-				return tail
-			}
+		if s.listedTarget(p.query) >= 0 {
+			return tail
 		}
 	}
 	return 1 + tail

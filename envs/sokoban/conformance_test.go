@@ -19,12 +19,13 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on every room size with one and two boxes.
+// TestConformance runs the envs conformance suite, expert checks included, on every room size with
+// one and two boxes.
 func TestConformance(t *testing.T) {
 	for boxes := 1; boxes <= MaxBoxes; boxes++ {
 		for size := MinSize; size <= MaxSize; size++ {
 			t.Run("boxes"+strconv.Itoa(boxes)+"size"+strconv.Itoa(size), func(t *testing.T) {
-				envtest.Run(t, func() (envs.Env, error) { return New(DefaultConfig(size, boxes)) }, suiteOptions()...)
+				envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size, boxes)) }, suiteOptions()...)
 			})
 		}
 	}

@@ -78,8 +78,8 @@ const (
 func rowWord(i int) string { return grid.RowWord(row(i)) }
 func colWord(i int) string { return grid.ColWord(col(i)) }
 
-// Sokoban is one sokoban environment instance (see the package doc). It implements envs.Env and
-// envs.Cloner; the zero value is not usable, build one with New.
+// Sokoban is one sokoban environment instance (see the package doc). It implements envs.Env,
+// envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type Sokoban struct {
 	cfg Config
 	level
@@ -101,8 +101,10 @@ type Sokoban struct {
 }
 
 var (
-	_ envs.Env    = (*Sokoban)(nil)
-	_ envs.Cloner = (*Sokoban)(nil)
+	_ envs.Env           = (*Sokoban)(nil)
+	_ envs.Cloner        = (*Sokoban)(nil)
+	_ envs.ValidActioner = (*Sokoban)(nil)
+	_ envs.Expert        = (*Sokoban)(nil)
 )
 
 // New returns a sokoban environment with the given configuration. Reset must be called before Step.
@@ -206,23 +208,31 @@ func (s *Sokoban) Step(action string) (envs.Observation, error) {
 
 // move applies a move or push in direction d and reports whether it was allowed.
 func (s *Sokoban) move(d direction) bool {
+	player, boxes, ok := s.moved(d)
+	if ok {
+		s.player, s.boxes = player, boxes
+	}
+	return ok
+}
+
+// moved returns the state a move or push in direction d leads to, or ok=false when it is not allowed.
+func (s *Sokoban) moved(d direction) (player int, boxes [2]int, ok bool) {
 	dd := delta(d)
-	next := s.player + dd
+	next, boxes := s.player+dd, s.boxes
 	if s.wall[next] {
-		return false
+		return s.player, boxes, false
 	}
 	if k := s.boxAt(next); k >= 0 {
 		beyond := next + dd
 		if s.wall[beyond] || s.boxAt(beyond) >= 0 {
-			return false
+			return s.player, boxes, false
 		}
-		s.boxes[k] = beyond
+		boxes[k] = beyond
 		if s.cfg.Boxes == 2 {
-			s.boxes = sorted(s.boxes)
+			boxes = sorted(boxes)
 		}
 	}
-	s.player = next
-	return true
+	return next, boxes, true
 }
 
 // boxAt returns the index in boxes of the box on cell i, or -1.
@@ -246,8 +256,11 @@ func (s *Sokoban) solved() bool {
 }
 
 // distance is Info.Distance of the current state, read from the solver table.
-func (s *Sokoban) distance() int {
-	d := s.dist[s.index(s.player, s.boxes)]
+func (s *Sokoban) distance() int { return s.distanceOf(s.player, s.boxes) }
+
+// distanceOf is Info.Distance of a state, read from the solver table: 0 when solved.
+func (s *Sokoban) distanceOf(player int, boxes [2]int) int {
+	d := s.dist[s.index(player, boxes)]
 	if d == dead {
 		return envs.DistDead
 	}

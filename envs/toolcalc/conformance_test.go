@@ -30,8 +30,8 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite on the default, on every undo depth and on the
-// hardest settings.
+// TestConformance runs the envs conformance suite, expert checks included, on the default, on every
+// undo depth and on the hardest settings.
 func TestConformance(t *testing.T) {
 	cfgs := map[string]Config{"default": DefaultConfig(DefaultCalls)}
 	for u := 0; u <= MaxUndo; u++ {
@@ -47,7 +47,7 @@ func TestConformance(t *testing.T) {
 	cfgs["easy"] = easy
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
-			envtest.Run(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
 		})
 	}
 }

@@ -147,8 +147,8 @@ func parseNumber(w []byte) (int, bool) {
 	return x, x <= MaxValue
 }
 
-// ToolCalc is one calculator environment instance (see the package doc). It implements envs.Env and
-// envs.Cloner; the zero value is not usable, build one with New.
+// ToolCalc is one calculator environment instance (see the package doc). It implements envs.Env,
+// envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type ToolCalc struct {
 	cfg Config
 	task
@@ -168,8 +168,10 @@ type ToolCalc struct {
 }
 
 var (
-	_ envs.Env    = (*ToolCalc)(nil)
-	_ envs.Cloner = (*ToolCalc)(nil)
+	_ envs.Env           = (*ToolCalc)(nil)
+	_ envs.Cloner        = (*ToolCalc)(nil)
+	_ envs.ValidActioner = (*ToolCalc)(nil)
+	_ envs.Expert        = (*ToolCalc)(nil)
 )
 
 // New returns a calculator environment with the given configuration. Reset must be called before
@@ -266,8 +268,11 @@ func (e *ToolCalc) Step(action string) (envs.Observation, error) {
 }
 
 // distance is Info.Distance of the current state.
-func (e *ToolCalc) distance() int {
-	if d := e.task.distance(e.cur); d >= 0 {
+func (e *ToolCalc) distance() int { return e.distanceOf(e.cur) }
+
+// distanceOf is Info.Distance of a state.
+func (e *ToolCalc) distanceOf(s state) int {
+	if d := e.task.distance(s); d >= 0 {
 		return d
 	}
 	return envs.DistDead
