@@ -127,9 +127,14 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	} else if err := s.host.SetWeights(w); err != nil {
 		return Setup{}, err
 	}
-	panel := envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
 	if tasks == 0 {
 		tasks = cfg.Tasks.PerIter
+	}
+	// The tasks audited are training tasks: a draw from the training panel, or, for a run
+	// trained on open tasks, a panel of that many open tasks fixed by the seed.
+	panel := envs.TaskSeeds(envs.Train, cfg.Tasks.Train.Size, cfg.Tasks.PanelSeed)
+	if cfg.Tasks.Train.Open {
+		panel = envs.OpenTaskSeeds(rand.New(rand.NewPCG(seed, 0x09e7)), max(tasks, 1))
 	}
 	if tasks < 1 || tasks > len(panel) {
 		return Setup{}, fmt.Errorf("audit: tasks = %d: must be in 1..%d (the training panel)", tasks, len(panel))

@@ -532,6 +532,10 @@ func (c *Comparison) protocol(common map[string]int64) {
 		p.Panel, p.Decoding = "unknown", "unknown"
 	}
 	for _, r := range c.Runs {
+		if r.Config.OpenTasks && m == DefaultMetric {
+			heldout = true // open training tasks: eval/success is measured on the held-out panel
+			p.Panel = "held-out panel (the runs train on open tasks)"
+		}
 		if heldout {
 			p.EvalEpisodes = appendUnique(p.EvalEpisodes, r.Config.EvalTasks)
 		} else {

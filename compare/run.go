@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -57,6 +58,7 @@ type Run struct {
 type RunConfig struct {
 	Iterations  int
 	TrainTasks  int   // tasks.train: the training panel; greedy eval/success runs one episode per task
+	OpenTasks   bool  // tasks.train: open — no training panel; eval/success is the held-out panel's
 	EvalTasks   int   // tasks.eval: the held-out panel
 	PanelSeed   int64 // tasks.panel_seed
 	PerIter     int   // tasks.per_iter
@@ -199,11 +201,11 @@ type configFile struct {
 	Env        yaml.Node `yaml:"env"`
 	Estimator  yaml.Node `yaml:"estimator"`
 	Tasks      struct {
-		Train     int   `yaml:"train"`
-		Eval      int   `yaml:"eval"`
-		PanelSeed int64 `yaml:"panel_seed"`
-		PerIter   int   `yaml:"per_iter"`
-		GroupSize int   `yaml:"group_size"`
+		Train     string `yaml:"train"` // a panel size, or open
+		Eval      int    `yaml:"eval"`
+		PanelSeed int64  `yaml:"panel_seed"`
+		PerIter   int    `yaml:"per_iter"`
+		GroupSize int    `yaml:"group_size"`
 	} `yaml:"tasks"`
 	Eval struct {
 		Every   int  `yaml:"every"`
@@ -241,7 +243,8 @@ func (r *Run) loadConfig(path string) error {
 		r.Method = c.Label
 	}
 	r.Seed = c.Seed
-	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: c.Tasks.Train, EvalTasks: c.Tasks.Eval,
+	trainSize, _ := strconv.Atoi(c.Tasks.Train) // 0 when open or absent
+	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: trainSize, OpenTasks: c.Tasks.Train == "open", EvalTasks: c.Tasks.Eval,
 		PanelSeed: c.Tasks.PanelSeed, PerIter: c.Tasks.PerIter, GroupSize: c.Tasks.GroupSize,
 		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart}
 	r.ConfigYAML = data

@@ -9,9 +9,13 @@
 //	metrics.jsonl                one JSON line per iteration and per evaluation
 //	timing.jsonl                 one JSON line of timings per iteration
 //	summary.json                 the outcome, written when the run ends
-//	checkpoints/iter-NNNNNN/     a checkpoint: policy/, trainer.json, MANIFEST.json
+//	checkpoints/iter-NNNNNN/     a checkpoint: policy/, vocab.txt, trainer.json, MANIFEST.json
 //	batches/iter-NNNNNN.json.gz  a saved rollout batch (save_batches)
 //	audit/                       the newest advantage audit (graftrl audit)
+//
+// A warm start (graftrl sft, or the sft section of a training config) is a folder of its own,
+// <out_dir>/sft/<env>-seed<seed>-<key>/, holding policy/, vocab.txt and sft.json. Any folder
+// with policy/ and vocab.txt — a warm start or a checkpoint — can start a run (policy.init).
 package rundir
 
 import (
@@ -55,6 +59,17 @@ const (
 	TrainerStateFile = "trainer.json"
 	// ManifestFile records the SHA-256 of every other file of the checkpoint.
 	ManifestFile = "MANIFEST.json"
+	// VocabFile lists the vocabulary the policy was trained with, one word per line in id order
+	// (in checkpoints and warm starts: what policy.init checks against the env's vocabulary).
+	VocabFile = "vocab.txt"
+)
+
+// Warm starts.
+const (
+	// WarmStartsDir, under out_dir, holds the warm starts that training configs compute.
+	WarmStartsDir = "sft"
+	// SFTReportFile describes a warm start: its config, demonstrations and loss curve.
+	SFTReportFile = "sft.json"
 )
 
 // Files an advantage audit writes into its output folder (AuditDir unless told otherwise); with

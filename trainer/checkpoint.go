@@ -74,6 +74,9 @@ func (t *Trainer) saveCheckpoint() error {
 	if err := t.pol.Save(rundir.PolicyPath(tmp)); err != nil {
 		return err
 	}
+	if err := writeVocab(tmp, t.vocab); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	data, _ := json.MarshalIndent(st, "", " ")
 	if err := os.WriteFile(filepath.Join(tmp, rundir.TrainerStateFile), data, 0o644); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

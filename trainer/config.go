@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +43,10 @@ type Config struct {
 	Tasks TaskConfig `yaml:"tasks"`
 	// Rollout configures the token layout of episodes and the sampler.
 	Rollout RolloutConfig `yaml:"rollout"`
-	// Policy is the transformer architecture.
-	Policy policy.Config `yaml:"policy"`
+	// Policy is the transformer architecture and, optionally, the weights it starts from.
+	Policy PolicyConfig `yaml:"policy"`
+	// SFT is the supervised warm start on expert demonstrations that runs before RL (demos > 0).
+	SFT SFTConfig `yaml:"sft"`
 	// Optim is Adam with gradient clipping.
 	Optim policy.OptimConfig `yaml:"optim"`
 	// Update is the clipped policy-gradient update.
@@ -87,10 +90,58 @@ type EstimatorConfig struct {
 	Options map[string]any
 }
 
+// PolicyConfig is the policy section: the architecture and the weights training starts from.
+type PolicyConfig struct {
+	policy.Config `yaml:",inline"`
+	// Init is a directory whose weights start the run, weights only with a fresh optimiser: a
+	// warm start written by graftrl sft, or a checkpoint iter-NNNNNN of a run. Empty: random
+	// weights drawn from the seed, or the sft section's warm start when it is on.
+	Init string `yaml:"init" json:"init,omitempty"`
+}
+
+// TrainTasks is tasks.train: the size of the fixed training panel, or open — fresh tasks every
+// iteration, drawn from a seed space no eval panel meets (envs.OpenTaskSeeds).
+type TrainTasks struct {
+	// Size is the number of tasks of the training panel (0 when Open).
+	Size int
+	// Open draws PerIter fresh tasks every iteration instead.
+	Open bool
+}
+
+// UnmarshalYAML reads a panel size or the word open.
+func (tt *TrainTasks) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "open" {
+		*tt = TrainTasks{Open: true}
+		return nil
+	}
+	var size int
+	if n.Kind != yaml.ScalarNode || n.Decode(&size) != nil {
+		return fmt.Errorf("tasks.train: %q is neither a panel size nor open (allowed: 1..100000, or open)", n.Value)
+	}
+	*tt = TrainTasks{Size: size}
+	return nil
+}
+
+// MarshalYAML writes the panel size, or open.
+func (tt TrainTasks) MarshalYAML() (any, error) {
+	if tt.Open {
+		return "open", nil
+	}
+	return tt.Size, nil
+}
+
+// String is the YAML form: the size or "open".
+func (tt TrainTasks) String() string {
+	if tt.Open {
+		return "open"
+	}
+	return strconv.Itoa(tt.Size)
+}
+
 // TaskConfig fixes the task panels.
 type TaskConfig struct {
-	// Train is the size of the training panel (the tasks iterations draw from).
-	Train int `yaml:"train"`
+	// Train is the size of the training panel (the tasks iterations draw from), or open.
+	Train TrainTasks `yaml:"train"`
 	// Eval is the size of the held-out panel (never trained on).
 	Eval int `yaml:"eval"`
 	// PanelSeed fixes which tasks form the panels, independently of the run seed, so every method
@@ -156,10 +207,11 @@ func Defaults() Config {
 		Seed:       1,
 		Iterations: 100,
 		Env:        EnvConfig{Name: "maze", Options: envs.Options{}},
-		Tasks:      TaskConfig{Train: 16, Eval: 16, PerIter: 16, GroupSize: 8},
+		Tasks:      TaskConfig{Train: TrainTasks{Size: 16}, Eval: 16, PerIter: 16, GroupSize: 8},
 		Rollout: RolloutConfig{Layout: rollout.LayoutEpisode, WindowTurns: 2, ActionMaxTokens: 3, Sampler: "host",
 			ConstrainActions: true},
-		Policy:     policy.DefaultConfig(),
+		Policy:     PolicyConfig{Config: policy.DefaultConfig()},
+		SFT:        DefaultSFTConfig(),
 		Optim:      policy.DefaultOptimConfig(),
 		Update:     UpdateConfig{Epochs: 1, Minibatches: 2, Loss: policy.DefaultLossConfig()},
 		Estimator:  EstimatorConfig{Name: "grpo", Options: map[string]any{}},
@@ -315,6 +367,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		switch {
 		case ft == reflect.TypeOf(EnvConfig{}) || ft == reflect.TypeOf(EstimatorConfig{}):
 			continue
+		case reflect.PointerTo(ft).Implements(unmarshalerType):
+			if err := val.Decode(reflect.New(ft).Interface()); err != nil {
+				return fmt.Errorf("key %q: %s", full, cleanYAMLError(err))
+			}
 		case ft.Kind() == reflect.Struct:
 			if val.Kind != yaml.MappingNode {
 				return fmt.Errorf("key %q: must be a mapping, got %q", full, val.Value)
@@ -331,6 +387,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 	}
 	return nil
 }
+
+// unmarshalerType is yaml.Unmarshaler: keys of such types check their own values.
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 func collectFields(t reflect.Type, out map[string]reflect.StructField) {
 	for i := range t.NumField() {
@@ -481,12 +540,16 @@ func (c *Config) Validate() error {
 	}
 	t := c.Tasks
 	switch {
-	case t.Train < 1 || t.Train > 100_000:
-		return fmt.Errorf("tasks.train: %d is out of range (allowed 1..100000)", t.Train)
+	case !t.Train.Open && (t.Train.Size < 1 || t.Train.Size > 100_000):
+		return fmt.Errorf("tasks.train: %d is out of range (allowed 1..100000, or open)", t.Train.Size)
 	case t.Eval < 0 || t.Eval > 100_000:
 		return fmt.Errorf("tasks.eval: %d is out of range (allowed 0..100000)", t.Eval)
-	case t.PerIter < 1 || t.PerIter > t.Train:
-		return fmt.Errorf("tasks.per_iter: %d is out of range (allowed 1..tasks.train = %d)", t.PerIter, t.Train)
+	case t.Train.Open && t.Eval < 1:
+		return fmt.Errorf("tasks.eval: %d leaves nothing to evaluate with tasks.train: open, which has no training panel (allowed 1..100000)", t.Eval)
+	case t.Train.Open && (t.PerIter < 1 || t.PerIter > 100_000):
+		return fmt.Errorf("tasks.per_iter: %d is out of range (allowed 1..100000)", t.PerIter)
+	case !t.Train.Open && (t.PerIter < 1 || t.PerIter > t.Train.Size):
+		return fmt.Errorf("tasks.per_iter: %d is out of range (allowed 1..tasks.train = %d)", t.PerIter, t.Train.Size)
 	case t.GroupSize < 1 || t.GroupSize > 1024:
 		return fmt.Errorf("tasks.group_size: %d is out of range (allowed 1..1024)", t.GroupSize)
 	case t.PanelSeed < 0 || t.PanelSeed > 1_000_000_000:
@@ -498,10 +561,16 @@ func (c *Config) Validate() error {
 	if c.Rollout.Sampler != "host" && c.Rollout.Sampler != "graph" {
 		return fmt.Errorf("rollout.sampler: %q is not allowed (allowed: host, graph)", c.Rollout.Sampler)
 	}
-	pc := c.Policy
+	pc := c.Policy.Config
 	pc.Vocab = 2 // checked once the env's vocabulary is known
 	if err := pc.Validate(); err != nil {
 		return err
+	}
+	if err := c.SFT.Validate(); err != nil {
+		return err
+	}
+	if c.SFT.Enabled() && c.Policy.Init != "" {
+		return fmt.Errorf("policy.init: %q and an sft section both give the initial weights (allowed: one of them; leave sft.demos at 0 to start from policy.init)", c.Policy.Init)
 	}
 	if err := c.Optim.Validate(); err != nil {
 		return err
@@ -514,6 +583,10 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Update.Loss.Validate(); err != nil {
 		return err
+	}
+	if c.Update.Loss.Objective == policy.ObjectiveCrossEntropy {
+		return fmt.Errorf("update.objective: %q is the objective of the sft warm start, not of RL (allowed: %s, %s)",
+			c.Update.Loss.Objective, policy.ObjectiveToken, policy.ObjectiveStep)
 	}
 	if _, err := NewEstimator(c.Estimator.Name, c.Estimator.Options); err != nil {
 		return err

@@ -44,6 +44,14 @@ func TestConfigErrors(t *testing.T) {
 		{"bad override syntax", minimalYAML, []string{"iterations"}, []string{"--set iterations", "key.path=value"}},
 		{"override type", minimalYAML, []string{"update.epochs=two"}, []string{`"update.epochs"`, `"two"`}},
 		{"override unknown", minimalYAML, []string{"update.epocs=2"}, []string{`"update.epocs"`}},
+		{"train neither size nor open", minimalYAML + "tasks: {train: opn}\n", nil, []string{`"tasks.train"`, `"opn"`, "open"}},
+		{"train zero", minimalYAML + "tasks: {train: 0}\n", nil, []string{"tasks.train: 0", "or open"}},
+		{"open without eval panel", minimalYAML + "tasks: {train: open, eval: 0}\n", nil, []string{"tasks.eval: 0", "tasks.train: open"}},
+		{"sft epsilon", minimalYAML + "sft: {demos: 8, epsilon: 1}\n", nil, []string{"sft.epsilon: 1", "[0, 1)"}},
+		{"sft steps", minimalYAML + "sft: {demos: 8, steps: 0}\n", nil, []string{"sft.steps: 0", "1.."}},
+		{"sft unknown key", minimalYAML + "sft: {demo: 8}\n", nil, []string{`"sft.demo"`, "demos", "epsilon"}},
+		{"sft and init", minimalYAML + "sft: {demos: 8}\npolicy: {init: runs/x/sft}\n", nil, []string{"policy.init", "sft", "one of them"}},
+		{"cross-entropy for RL", minimalYAML + "update: {objective: cross-entropy}\n", nil, []string{"update.objective", "sft warm start", "token, step"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

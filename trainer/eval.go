@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
@@ -39,6 +40,11 @@ func (t *Trainer) evaluate() (Metrics, error) {
 		}
 	}
 	m["eval/success"] = m["eval/train/greedy/success"]
+	if t.cfg.Tasks.Train.Open {
+		// Open training tasks have no training panel: every training task is new, so the
+		// success that compares runs is the held-out panel's.
+		m["eval/success"] = m["eval/heldout/greedy/success"]
+	}
 	if v, ok := m["eval/heldout/greedy/success"]; ok {
 		m["eval/heldout/success"] = v
 	}
@@ -47,10 +53,14 @@ func (t *Trainer) evaluate() (Metrics, error) {
 
 // evalLine is the one-line summary of an evaluation for the log.
 func evalLine(m Metrics) string {
-	s := fmt.Sprintf("greedy success train %.3f", m["eval/train/greedy/success"])
-	if v, ok := m["eval/heldout/greedy/success"]; ok {
-		s += fmt.Sprintf(", held-out %.3f", v)
+	var parts []string
+	if v, ok := m["eval/train/greedy/success"]; ok {
+		parts = append(parts, fmt.Sprintf("train %.3f", v))
 	}
+	if v, ok := m["eval/heldout/greedy/success"]; ok {
+		parts = append(parts, fmt.Sprintf("held-out %.3f", v))
+	}
+	s := "greedy success " + strings.Join(parts, ", ")
 	if v, ok := m["eval/train/sampled/success"]; ok {
 		s += fmt.Sprintf("; sampled train %.3f", v)
 	}

@@ -32,6 +32,8 @@ const (
 	streamShuffle = 3 // minibatch shuffles
 	streamEval    = 4 // sampled evaluation
 	streamInit    = 5 // initial weights
+	streamSFT     = 6 // demonstrations: task seeds and exploration noise
+	streamSFTRows = 7 // the order of demonstration rows in supervised steps
 )
 
 // Trainer holds a run in progress.
@@ -65,6 +67,9 @@ type Trainer struct {
 	progress progress
 	quiet    bool
 	resume   bool
+	// initPath and initSHA are the directory the initial weights came from (policy.init or the
+	// warm start) and the SHA-256 of its checkpoint; empty for random initial weights.
+	initPath, initSHA string
 	// afterIteration is a test hook run after each iteration's checkpoint.
 	afterIteration func()
 }
@@ -114,7 +119,17 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	po := cfg.PolicyOptions(info)
-	t.cfg.Policy = po.Model
+	t.cfg.Policy.Config = po.Model
+	if t.initPath = cfg.Policy.Init; t.initPath == "" && cfg.SFT.Enabled() {
+		if t.initPath, err = EnsureWarmStart(cfg, opts); err != nil {
+			return nil, err
+		}
+	}
+	if t.initPath != "" {
+		if po.Init, t.initSHA, err = loadInit(t.initPath, po.Model, info.Vocab); err != nil {
+			return nil, err
+		}
+	}
 	t.pol, err = policy.New(backend, po)
 	if err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
@@ -136,7 +151,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		t.Close()
 		return nil, err
 	}
-	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train, cfg.Tasks.PanelSeed)
+	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train.Size, cfg.Tasks.PanelSeed) // empty when open
 	t.evalTasks = envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
 	t.pcgs = map[string]*rand.PCG{}
 	for name, stream := range map[string]uint64{"sample": streamSample, "tasks": streamTasks, "shuffle": streamShuffle, "eval": streamEval} {
@@ -202,7 +217,7 @@ func (c *Config) ProbeEnv() (EnvInfo, error) {
 // vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
 // A policy built from them loads the run's checkpoints (policy.Policy.Load).
 func (c *Config) PolicyOptions(info EnvInfo) policy.Options {
-	pc := c.Policy
+	pc := c.Policy.Config
 	pc.Vocab = info.Vocab.Size()
 	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
 		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens}
@@ -233,7 +248,7 @@ func (t *Trainer) setupSampler(slots int) error {
 	if err != nil {
 		return err
 	}
-	host, dec, err := newHostSampler(t.cfg.Policy, w, slots)
+	host, dec, err := newHostSampler(t.cfg.Policy.Config, w, slots)
 	if err != nil {
 		return err
 	}
@@ -268,6 +283,10 @@ type Summary struct {
 	Tokens     int64   `json:"tokens"`
 	Final      Metrics `json:"final_eval"`
 	Seconds    float64 `json:"seconds"`
+	// Init is the directory the initial weights came from (policy.init or the warm start) and
+	// InitSHA256 the SHA-256 of its checkpoint; both empty for random initial weights.
+	Init       string `json:"init,omitempty"`
+	InitSHA256 string `json:"init_sha256,omitempty"`
 }
 
 // Metrics is one line of metrics.jsonl.
@@ -282,6 +301,8 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	defer t.closeRun()
 	if t.resumed != "" {
 		t.logf("resuming %s from %s (iteration %d, %d env steps)", t.dir, t.resumed, t.iter, t.envSteps)
+	} else if t.initPath != "" && !t.quiet {
+		t.logf("initial weights from %s (policy sha256 %s)", t.initPath, t.initSHA)
 	}
 	var final Metrics
 	if t.cfg.Eval.AtStart && t.iter == 0 {
@@ -292,7 +313,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		if err != nil {
 			return Summary{}, err
 		}
-		t.logf("iter 0 (untrained): %s", evalLine(m))
+		t.logf("iter 0 (%s): %s", map[bool]string{false: "untrained", true: "initial weights"}[t.initPath != ""], evalLine(m))
 		final = m
 	}
 	for t.iter < t.cfg.Iterations && !(t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps) {
@@ -349,9 +370,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 			}
 		}
 		t.logf("interrupted after iteration %d; checkpoint written, resume with: graftrl train --resume %s", t.iter, t.dir)
-		return Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}, ErrInterrupted
+		return t.summary(final, start), ErrInterrupted
 	}
-	s := Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final, Seconds: time.Since(start).Seconds()}
+	s := t.summary(final, start)
 	data, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(filepath.Join(t.dir, rundir.SummaryFile), append(data, '\n'), 0o644); err != nil {
 		return s, fmt.Errorf("write summary: %w", err)
@@ -359,9 +380,19 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	return s, nil
 }
 
+// summary is the run's outcome so far.
+func (t *Trainer) summary(final Metrics, start time.Time) Summary {
+	return Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final,
+		Seconds: time.Since(start).Seconds(), Init: t.initPath, InitSHA256: t.initSHA}
+}
+
 // nextTasks draws PerIter tasks from the training panel: a seeded permutation, consumed in order
-// and redrawn when exhausted, so every task is seen equally often.
+// and redrawn when exhausted, so every task is seen equally often. With open training tasks it
+// draws PerIter fresh ones (envs.OpenTaskSeeds) from the same stream.
 func (t *Trainer) nextTasks() []int64 {
+	if t.cfg.Tasks.Train.Open {
+		return envs.OpenTaskSeeds(t.rngTasks, t.cfg.Tasks.PerIter)
+	}
 	out := make([]int64, 0, t.cfg.Tasks.PerIter)
 	for len(out) < t.cfg.Tasks.PerIter {
 		if t.cursor >= len(t.order) {

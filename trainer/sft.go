@@ -1,0 +1,459 @@
+package trainer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/rollout"
+	"github.com/graftrl/graftrl/rundir"
+	"github.com/graftrl/graftrl/tokens"
+)
+
+// SFTConfig is the sft section: a supervised warm start on expert demonstrations, run before RL
+// (configs/README.md, sft). demos > 0 turns it on.
+type SFTConfig struct {
+	// Demos is the number of demonstration episodes rolled out by the env's expert (0: no warm start).
+	Demos int `yaml:"demos"`
+	// Epsilon is the per-step probability that a demonstration takes a random valid action
+	// instead of the expert's, so that demonstrations visit off-expert states and show the
+	// recovery from them; the random actions are context, never targets.
+	Epsilon float64 `yaml:"epsilon"`
+	// Steps is the number of Adam steps on the demonstrations.
+	Steps int `yaml:"steps"`
+	// Batch is the number of demonstration rows per step.
+	Batch int `yaml:"batch"`
+	// LR is the learning rate of the supervised phase.
+	LR float64 `yaml:"lr"`
+}
+
+// DefaultSFTConfig is the sft section a config starts from (off until demos is set).
+func DefaultSFTConfig() SFTConfig {
+	return SFTConfig{Demos: 0, Epsilon: 0.1, Steps: 200, Batch: 16, LR: 1e-3}
+}
+
+// Enabled reports whether the warm start runs.
+func (s SFTConfig) Enabled() bool { return s.Demos > 0 }
+
+// Validate checks the section; errors name the key under sft.
+func (s SFTConfig) Validate() error {
+	switch {
+	case s.Demos < 0 || s.Demos > 1_000_000:
+		return fmt.Errorf("sft.demos: %d is out of range (allowed 0 = no warm start, or 1..1000000)", s.Demos)
+	case !(s.Epsilon >= 0 && s.Epsilon < 1):
+		return fmt.Errorf("sft.epsilon: %g is out of range (allowed [0, 1))", s.Epsilon)
+	case s.Steps < 1 || s.Steps > 10_000_000:
+		return fmt.Errorf("sft.steps: %d is out of range (allowed 1..10000000)", s.Steps)
+	case s.Batch < 1 || s.Batch > 4096:
+		return fmt.Errorf("sft.batch: %d is out of range (allowed 1..4096)", s.Batch)
+	case !(s.LR > 0 && s.LR <= 1):
+		return fmt.Errorf("sft.lr: %g is out of range (allowed (0, 1])", s.LR)
+	}
+	return nil
+}
+
+// SFTReport is what a warm start writes beside its weights (rundir.SFTReportFile).
+type SFTReport struct {
+	Env         string        `json:"env"`
+	Seed        uint64        `json:"seed"`
+	SFT         SFTConfig     `json:"sft"`
+	Policy      policy.Config `json:"policy"`
+	Demos       int           `json:"demos"`
+	DemoSteps   int           `json:"demo_steps"`
+	NoiseSteps  int           `json:"noise_steps"`
+	DemoSuccess float64       `json:"demo_success"`
+	DemoErrors  int           `json:"demo_errors"`
+	// ExpertHeldout is the expert's success (no noise) on the held-out panel: the ceiling the
+	// policy's eval/heldout/greedy/success is measured against.
+	ExpertHeldout float64            `json:"expert_heldout_success"`
+	Rows          int                `json:"rows"`
+	Tokens        int                `json:"trained_tokens"`
+	Loss          []SFTLossPoint     `json:"loss"`
+	Seconds       map[string]float64 `json:"seconds"`
+	SHA256        string             `json:"policy_sha256"`
+}
+
+// SFTLossPoint is the cross-entropy per action token after a step.
+type SFTLossPoint struct {
+	Step int     `json:"step"`
+	Loss float64 `json:"loss"`
+}
+
+// RunSFT runs the warm start of cfg (its sft section) and writes the weights, the vocabulary and
+// the report into dir, which must not exist yet; it is written under a temporary name and
+// renamed into place when complete. The same config and seed give the same weights.
+func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	if !cfg.SFT.Enabled() {
+		return nil, &ConfigError{Msg: "sft.demos: 0 turns the warm start off; set it to the number of demonstrations"}
+	}
+	out := opts.Out
+	if out == nil {
+		out = os.Stderr
+	}
+	start := time.Now()
+	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	err = checkTeacher(cfg, probe)
+	envs.Close(probe)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	info, err := cfg.ProbeEnv()
+	if err != nil {
+		return nil, err
+	}
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend, InstallPlugin: opts.InstallPlugin})
+	if err != nil {
+		return nil, err
+	}
+	po := cfg.PolicyOptions(info)
+	po.Loss = policy.DefaultLossConfig()
+	po.Loss.Objective = policy.ObjectiveCrossEntropy
+	loss, pc := po.Loss, po.Model
+	pol, err := policy.New(backend, po)
+	if err != nil {
+		return nil, &ConfigError{Msg: err.Error()}
+	}
+	rc := cfg.RolloutConfig()
+	rc.ActionBias = pol.ActionBias()
+	coll, err := rollout.NewCollector(rc, info.Vocab, func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) }, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer coll.Close()
+
+	// Demonstrations: the expert, with ε-noise, on fresh task seeds outside every panel.
+	rng := rngFor(cfg.Seed, streamSFT)
+	rep := &SFTReport{Env: cfg.Env.Name, Seed: cfg.Seed, SFT: cfg.SFT, Policy: pc, Seconds: map[string]float64{}}
+	teacher := noisyExpert(cfg.SFT.Epsilon, &rep.NoiseSteps)
+	batch, _, err := coll.Demonstrate(teacher, rollout.Request{Tasks: envs.DemoTaskSeeds(rng, cfg.SFT.Demos), Group: 1}, rng)
+	if err != nil {
+		return nil, &ConfigError{Msg: "sft: " + err.Error()}
+	}
+	var rows []trainRow
+	ones := make([]float64, info.MaxTurns+1)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for i := range batch.Trajs {
+		tr := &batch.Trajs[i]
+		rep.Demos++
+		rep.DemoSteps += len(tr.Steps)
+		if tr.Err != "" {
+			rep.DemoErrors++
+			continue
+		}
+		if tr.Success {
+			rep.DemoSuccess++
+		}
+		for r := range tr.Rows {
+			rows = append(rows, trainRow{row: &tr.Rows[r], adv: ones})
+			for _, k := range tr.Rows[r].StepOf {
+				if k >= 0 {
+					rep.Tokens++
+				}
+			}
+		}
+	}
+	rep.DemoSuccess /= float64(max(1, rep.Demos-rep.DemoErrors))
+	rep.Rows = len(rows)
+	if rep.DemoErrors*4 > rep.Demos {
+		return nil, fmt.Errorf("sft: %d of %d demonstrations ended in env errors (first: %s)", rep.DemoErrors, rep.Demos, firstErr(batch))
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("sft: the demonstrations hold no action to learn")
+	}
+	if cfg.Tasks.Eval > 0 {
+		panel := envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
+		eb, _, err := coll.Demonstrate(noisyExpert(0, new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
+		if err != nil {
+			return nil, &ConfigError{Msg: "sft: " + err.Error()}
+		}
+		for _, tr := range eb.Trajs {
+			if tr.Success {
+				rep.ExpertHeldout++
+			}
+		}
+		rep.ExpertHeldout /= float64(len(eb.Trajs))
+	}
+	rep.Seconds["demonstrations"] = time.Since(start).Seconds()
+	fmt.Fprintf(out, "sft: %d demonstrations of %s (%d steps, %d of them noise, success %.2f), %d rows; the expert's held-out success %.3f\n",
+		rep.Demos, cfg.Env.Name, rep.DemoSteps, rep.NoiseSteps, rep.DemoSuccess, rep.Rows, rep.ExpertHeldout)
+
+	// Supervised steps: shuffled passes over the rows, Batch rows per step.
+	t0 := time.Now()
+	bar := newProgressNamed(out, opts, cfg.SFT.Steps, "sft")
+	shuffle := rngFor(cfg.Seed, streamSFTRows)
+	var order []int
+	every := max(1, cfg.SFT.Steps/20)
+	for step := 1; step <= cfg.SFT.Steps; step++ {
+		if len(order) < cfg.SFT.Batch {
+			order = append(order, shuffle.Perm(len(rows))...)
+		}
+		sel := make([]trainRow, 0, cfg.SFT.Batch)
+		for _, i := range order[:min(cfg.SFT.Batch, len(order))] {
+			sel = append(sel, rows[i])
+		}
+		order = order[len(sel):]
+		st, err := pol.Update(makeTrainBatch(sel, loss, pc.MaxLen, info.MaxTurns), cfg.SFT.LR)
+		if err != nil {
+			return nil, fmt.Errorf("sft step %d: %w", step, err)
+		}
+		if step%every == 0 || step == cfg.SFT.Steps {
+			rep.Loss = append(rep.Loss, SFTLossPoint{Step: step, Loss: st.Loss})
+			if bar.active() {
+				bar.bar.Describe(fmt.Sprintf("sft loss %.3f", st.Loss))
+			} else if !opts.Quiet {
+				fmt.Fprintf(out, "sft step %d/%d: cross-entropy %.4f\n", step, cfg.SFT.Steps, st.Loss)
+			}
+		}
+		if bar.active() {
+			_ = bar.bar.Set(step)
+		}
+	}
+	bar.finish()
+	rep.Seconds["train"] = time.Since(t0).Seconds()
+	if err := writeInit(dir, pol, info.Vocab, rep); err != nil {
+		return nil, err
+	}
+	rep.Seconds["total"] = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// WarmStartDir is where a training config's warm start is kept:
+// <out_dir>/sft/<env>-seed<seed>-<key>, key a hash of everything the warm start depends on (the
+// env and its options, the token layout, the architecture, the optimiser, the sft section, the
+// backend and the seed) and of nothing else — not the estimator or the RL settings, so every
+// estimator of a seed starts from the same weights.
+func WarmStartDir(cfg Config) string {
+	key := struct {
+		Env     EnvConfig
+		Rollout RolloutConfig
+		Policy  policy.Config
+		Optim   policy.OptimConfig
+		SFT     SFTConfig
+		Backend string
+		Seed    uint64
+		Faults  float64
+	}{cfg.Env, cfg.Rollout, cfg.Policy.Config, cfg.Optim, cfg.SFT, policy.ResolveBackendName(cfg.Backend), cfg.Seed, cfg.Faults.StepTimeout}
+	data, _ := json.Marshal(key)
+	sum := sha256.Sum256(data)
+	name := fmt.Sprintf("%s-seed%d-%s", cfg.Env.Name, cfg.Seed, hex.EncodeToString(sum[:6]))
+	return filepath.Join(cfg.OutDir, rundir.WarmStartsDir, name)
+}
+
+// EnsureWarmStart returns the warm start of cfg (WarmStartDir), running RunSFT first unless it
+// exists. Concurrent runs that need the same warm start (the estimators of one seed in a sweep)
+// wait for the one that computes it.
+func EnsureWarmStart(cfg Config, opts Options) (string, error) {
+	dir := WarmStartDir(cfg)
+	done := func() bool {
+		_, err := os.Stat(filepath.Join(dir, rundir.SFTReportFile))
+		return err == nil
+	}
+	if done() {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("sft: %w", err)
+	}
+	unlock, err := lockFile(dir + ".lock")
+	if err != nil {
+		return "", fmt.Errorf("sft: %w", err)
+	}
+	defer unlock()
+	if done() {
+		return dir, nil
+	}
+	if _, err := RunSFT(cfg, dir, opts); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// checkTeacher refuses a warm start the env cannot demonstrate: no expert, or noise without a
+// list of valid actions.
+func checkTeacher(cfg Config, e envs.Env) error {
+	if _, ok := envs.ExpertOf(e); !ok {
+		return fmt.Errorf("sft: env %s has no expert to demonstrate with (envs with one: %s); remove the sft section",
+			cfg.Env.Name, strings.Join(expertEnvs(), ", "))
+	}
+	if _, ok := e.(envs.ValidActioner); !ok && cfg.SFT.Epsilon > 0 {
+		return fmt.Errorf("sft.epsilon: env %s cannot list its valid actions, so demonstrations cannot be noisy (allowed: 0)", cfg.Env.Name)
+	}
+	return nil
+}
+
+// expertEnvs lists the registered environments whose default instance has an expert.
+func expertEnvs() []string {
+	var out []string
+	for _, name := range envs.Names() {
+		e, err := envs.New(name, envs.Options{})
+		if err != nil {
+			continue
+		}
+		if _, ok := envs.ExpertOf(e); ok {
+			out = append(out, name)
+		}
+		envs.Close(e)
+	}
+	return out
+}
+
+// noisyExpert is the demonstration teacher: with probability ε a uniformly random valid action
+// (context only), else the expert's action (a target). noise counts the random steps.
+func noisyExpert(epsilon float64, noise *int) rollout.Teacher {
+	return func(e envs.Env, rng *rand.Rand) (string, bool, error) {
+		if epsilon > 0 && rng.Float64() < epsilon {
+			valid := e.(envs.ValidActioner).ValidActions()
+			if len(valid) > 0 {
+				*noise++
+				return valid[rng.IntN(len(valid))], false, nil
+			}
+		}
+		expert, ok := envs.ExpertOf(e)
+		if !ok {
+			return "", false, fmt.Errorf("env %T has no expert", e)
+		}
+		a, err := expert()
+		return a, true, err
+	}
+}
+
+func firstErr(b *rollout.Batch) string {
+	for _, t := range b.Trajs {
+		if t.Err != "" {
+			return t.Err
+		}
+	}
+	return ""
+}
+
+// writeInit writes an init directory (weights, vocabulary, report) under a temporary name and
+// renames it into place.
+func writeInit(dir string, pol *policy.Policy, vocab *tokens.Vocab, rep *SFTReport) error {
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("sft: %s exists already", dir)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := pol.Save(filepath.Join(tmp, rundir.PolicyDir)); err != nil {
+		return err
+	}
+	if err := writeVocab(tmp, vocab); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	sum, err := hashDir(filepath.Join(tmp, rundir.PolicyDir))
+	if err != nil {
+		return err
+	}
+	rep.SHA256 = sum
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, rundir.SFTReportFile), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("sft: %w", err)
+	}
+	return nil
+}
+
+// hashDir is the SHA-256 of a directory's regular files: each file's name, length and bytes, in
+// name order. GoMLX names checkpoint files after the time they were written, so the hash covers
+// their content and the name's step, not its clock.
+func hashDir(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", fmt.Errorf("hash %s: %w", dir, err)
+		}
+		fmt.Fprintf(h, "%s %d\n", stableName(n), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// stableName drops the timestamp GoMLX writes into checkpoint file names
+// (checkpoint-n0000000-20261203-163717-step-00000280.bin → checkpoint-step-00000280.bin).
+func stableName(n string) string {
+	if i, j := strings.Index(n, "checkpoint-"), strings.Index(n, "-step-"); i == 0 && j > 0 {
+		return "checkpoint" + n[j:]
+	}
+	return n
+}
+
+// writeVocab writes the vocabulary into dir (rundir.VocabFile), one word per line in id order.
+func writeVocab(dir string, vocab *tokens.Vocab) error {
+	return os.WriteFile(filepath.Join(dir, rundir.VocabFile), []byte(strings.Join(vocab.Words(), "\n")+"\n"), 0o644)
+}
+
+// readInitVocab reads the vocabulary of an init directory.
+func readInitVocab(dir string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, rundir.VocabFile))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(data)), nil
+}
+
+// loadInit reads the weights of policy.init for a policy of architecture pc and vocabulary
+// vocab, and the SHA-256 of its checkpoint. A missing or damaged directory, another architecture
+// or another vocabulary is a ConfigError naming policy.init.
+func loadInit(path string, pc policy.Config, vocab *tokens.Vocab) ([][]float32, string, error) {
+	fail := func(format string, args ...any) ([][]float32, string, error) {
+		return nil, "", &ConfigError{Msg: "policy.init: " + fmt.Sprintf(format, args...)}
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return fail("%s is not a directory (allowed: a warm start written by graftrl sft, or a checkpoint directory iter-NNNNNN of a run)", path)
+	}
+	words, err := readInitVocab(path)
+	if err != nil {
+		return fail("%s has no readable %s (%v): it was not written by graftrl sft or a graftrl checkpoint", path, rundir.VocabFile, err)
+	}
+	if want := vocab.Words(); !slices.Equal(words, want) {
+		return fail("%s was trained with another vocabulary (%d words; this env has %d): a policy of another env or env options", path, len(words), len(want))
+	}
+	w, err := policy.ReadCheckpointWeights(filepath.Join(path, rundir.PolicyDir), pc)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sum, err := hashDir(filepath.Join(path, rundir.PolicyDir))
+	if err != nil {
+		return fail("%v", err)
+	}
+	return w, sum, nil
+}
