@@ -29,11 +29,7 @@ checkpoint: {every: 2, keep_last: 1}
 // newTiny prepares the tiny run in dir with the overrides.
 func newTiny(t *testing.T, dir string, sets ...string) *Trainer {
 	t.Helper()
-	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(cfg, Options{Out: io.Discard})
+	tr, err := New(tinyConfig(t, dir, sets...), Options{Out: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,33 +77,17 @@ func MatmulPanels(out []float32, ldo int, x []float32, ldx, n, k int, w [][4]flo
 
 // matmulPanelsGo is MatmulPanels in plain Go. Panels are the outer loop so that one panel (k·16
 // bytes) stays in L1 while the rows stream past it.
-// DotPanel returns acc + Σ_i x[i]·pw[i] (four columns at once) for i < len(pw), in the order
-// of matmulPanelsGo: two rows of the panel per step, the odd one last. x must hold len(pw) values.
+// DotPanel returns acc + Σ_i x[i]·pw[i] (four columns at once) for i < len(pw), accumulated in
+// the order of i. x must hold len(pw) values.
 func DotPanel(acc [4]float32, x []float32, pw [][4]float32) [4]float32 {
 	x = x[:len(pw)]
 	a0, a1, a2, a3 := acc[0], acc[1], acc[2], acc[3]
-	i := 1
-	for ; i < len(pw); i += 2 {
-		w0 := &pw[i-1]
-		x0 := x[i-1]
-		a0 += x0 * w0[0]
-		a1 += x0 * w0[1]
-		a2 += x0 * w0[2]
-		a3 += x0 * w0[3]
-		w1 := &pw[i]
-		x1 := x[i]
-		a0 += x1 * w1[0]
-		a1 += x1 * w1[1]
-		a2 += x1 * w1[2]
-		a3 += x1 * w1[3]
-	}
-	if i == len(pw) { // odd length: one step left
-		w0 := &pw[i-1]
-		x0 := x[i-1]
-		a0 += x0 * w0[0]
-		a1 += x0 * w0[1]
-		a2 += x0 * w0[2]
-		a3 += x0 * w0[3]
+	for i := range pw {
+		w, xi := &pw[i], x[i]
+		a0 += xi * w[0]
+		a1 += xi * w[1]
+		a2 += xi * w[2]
+		a3 += xi * w[3]
 	}
 	return [4]float32{a0, a1, a2, a3}
 }
