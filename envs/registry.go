@@ -56,3 +56,20 @@ func CheckOptions(name string, opts Options) error {
 	}
 	return Close(e)
 }
+
+// Constructor makes a Spec.New from an environment's two steps: parse, which reads and checks
+// the options, and build, which makes the instance. An error of either is returned with a nil
+// Env (never a typed nil inside the interface).
+func Constructor[C any, E Env](parse func(Options) (C, error), build func(C) (E, error)) func(Options) (Env, error) {
+	return func(opts Options) (Env, error) {
+		cfg, err := parse(opts)
+		if err != nil {
+			return nil, err
+		}
+		e, err := build(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+}

@@ -126,3 +126,31 @@ func TestRegisterPanics(t *testing.T) {
 		}()
 	}
 }
+
+// Constructor passes the parsed options to the builder, and an error of either step comes back
+// with a nil Env, not a typed nil.
+func TestConstructor(t *testing.T) {
+	type cfg struct{ n int }
+	parse := func(o Options) (cfg, error) {
+		n, _ := o["n"].(int)
+		if n < 0 {
+			return cfg{}, errors.New("n < 0")
+		}
+		return cfg{n}, nil
+	}
+	build := func(c cfg) (*fakeEnv, error) {
+		if c.n == 0 {
+			return nil, errors.New("n = 0")
+		}
+		return &fakeEnv{}, nil
+	}
+	newEnv := Constructor(parse, build)
+	if e, err := newEnv(Options{"n": 2}); err != nil || e == nil {
+		t.Fatalf("n = 2: %v, %v", e, err)
+	}
+	for _, n := range []int{-1, 0} {
+		if e, err := newEnv(Options{"n": n}); err == nil || e != nil {
+			t.Errorf("n = %d: env %#v, error %v; want nil and an error", n, e, err)
+		}
+	}
+}

@@ -134,12 +134,6 @@ func init() {
 		Name:        Name,
 		Description: "cross a slippery frozen lake to the goal around holes; moves go sideways with the slip probability",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }

@@ -125,12 +125,6 @@ func init() {
 		Name:        Name,
 		Description: "pick up the key, open the door and reach the goal behind it, one move per turn",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }

@@ -139,12 +139,6 @@ func init() {
 		Name:        Name,
 		Description: "reach the goal cell of a small grid around walls and traps, one move per turn",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }

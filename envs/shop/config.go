@@ -98,12 +98,6 @@ func init() {
 		Name:        Name,
 		Description: "find and buy the product of the instruction in a small web shop: search, click, select a size, buy",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }

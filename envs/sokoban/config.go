@@ -146,12 +146,6 @@ func init() {
 		Name:        Name,
 		Description: "push the boxes of a small room onto their targets, one move per turn; boxes in corners are dead ends",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }

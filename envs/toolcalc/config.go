@@ -119,12 +119,6 @@ func init() {
 		Name:        Name,
 		Description: "reach a target number from a start number with calculator tool calls (add, sub, mul, undo) and submit it",
 		Options:     optionDocs(),
-		New: func(opts envs.Options) (envs.Env, error) {
-			cfg, err := ConfigFromOptions(opts)
-			if err != nil {
-				return nil, err
-			}
-			return New(cfg)
-		},
+		New:         envs.Constructor(ConfigFromOptions, New),
 	})
 }
