@@ -3,7 +3,8 @@
 # (configs/envs/NAME.yaml) trained with GRPO and with GRAFT for seeds 1-3 as one sweep (two runs
 # at once, one core each: GOMAXPROCS=1), every run of a seed starting from the same warm start.
 # Prints, per env and seed, the expert's and the SFT init's held-out greedy success, GRPO's and
-# GRAFT's at the end, each run's wall time and the share of it spent in evaluation, then the
+# GRAFT's at the end, each run's wall time and the share of it spent in the periodic evaluations
+# (timing.jsonl's time/eval; the iteration-0 evaluation is not in it), then the
 # medians and the issue's bars (init within 10-70 % of the expert, a gain of at least
 # min(0.15, gap/2), a run within 10 minutes). CI does not run it (about an hour on 2 cores).
 #
@@ -48,7 +49,7 @@ EOF
 done
 
 python3 - "$out" "$seeds" "${envs[@]}" <<'EOF'
-import glob, json, os, re, statistics, sys
+import json, os, re, statistics, sys
 from datetime import datetime
 
 out, seeds, envs = sys.argv[1], [int(s) for s in sys.argv[2].split()], sys.argv[3:]
@@ -96,8 +97,9 @@ for env in envs:
             gains[m].append(final - init)
             wall_s.append(wall)
             share.append(ev / wall)
-        sft = glob.glob(os.path.join(sweep, "runs", "sft", f"{env}-seed{s}-*", "sft.json"))
-        expert = json.load(open(sft[0]))["expert_heldout_success"]
+        # The warm start this seed's runs started from, as the run recorded it.
+        warm = json.load(open(os.path.join(sweep, "runs", name, "summary.json")))["init"]
+        expert = json.load(open(os.path.join(warm, "sft.json")))["expert_heldout_success"]
         experts.append(expert)
         inits.append(init)
         walls += wall_s
