@@ -122,3 +122,7 @@ func peakRSS() int64 {
 	}
 	return int64(ru.Maxrss) << 10 // kilobytes on Linux
 }
+
+// ProbeMachine describes this machine's CPU as a benchmark would (peak derived from
+// /proc/cpuinfo).
+func ProbeMachine() Machine { return probeMachine(0) }

@@ -78,6 +78,9 @@ type Comparison struct {
 	Curves []Curve
 	// Profiles are the aggregate performance profiles, one per method.
 	Profiles []Profile
+	// Rankings are the methods ordered by IQM in each environment and over all (last), with
+	// the probability of improvement of every pair.
+	Rankings []Ranking
 	// Protocol describes how the runs were trained and evaluated.
 	Protocol Protocol
 	// Configs are the distinct run configurations (name and seed left out).
@@ -239,6 +242,9 @@ func Compare(runs []*Run, opts Options) (*Comparison, error) {
 		return nil, err
 	}
 	if err := c.aggregate(); err != nil {
+		return nil, err
+	}
+	if err := c.rankings(); err != nil {
 		return nil, err
 	}
 	if err := c.curves(); err != nil {

@@ -18,6 +18,7 @@ const (
 	RunsCSV      = "runs.csv"
 	CurvesCSV    = "curves.csv"
 	ProfilesCSV  = "profiles.csv"
+	PairsCSV     = "pairs.csv"
 )
 
 // csvNum formats a number for the CSV files: six significant digits, empty for NaN (undefined).
@@ -29,6 +30,18 @@ func csvNum(v float64) string {
 }
 
 func csvEst(e Estimate) []string { return []string{csvNum(e.Value), csvNum(e.Lo), csvNum(e.Hi)} }
+
+// PairsTable is every ranking's pairs: per environment (and "all"), P(a > b) with its interval,
+// a ranked above b by IQM, and whether the interval separates them.
+func (c *Comparison) PairsTable() [][]string {
+	rows := [][]string{{"env", "a", "b", "p_a_over_b", "p_lo", "p_hi", "separated"}}
+	for _, r := range c.Rankings {
+		for _, p := range r.Pairs {
+			rows = append(rows, append(append([]string{p.Env, p.A, p.B}, csvEst(p.P)...), strconv.FormatBool(p.Separated())))
+		}
+	}
+	return rows
+}
 
 // PerEnvTable is the per-environment table: one row per environment and method.
 func (c *Comparison) PerEnvTable() [][]string {
@@ -105,7 +118,7 @@ func (c *Comparison) WriteCSV(dir string) error {
 		return fmt.Errorf("csv: %w", err)
 	}
 	for name, rows := range map[string][][]string{
-		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(),
+		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(), PairsCSV: c.PairsTable(),
 		CurvesCSV: c.CurvesTable(), ProfilesCSV: c.ProfilesTable(),
 	} {
 		var buf bytes.Buffer

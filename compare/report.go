@@ -277,6 +277,19 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	if plots.Profile != "" {
 		d = append(d, figure{"performance profile", filepath.ToSlash(filepath.Join(PlotDir, plots.Profile))})
 	}
+	if len(c.Methods) > 1 {
+		var words bullet
+		for i := range c.Rankings {
+			// Over all environments first, then each environment.
+			r := c.Rankings[(i+len(c.Rankings)-1)%len(c.Rankings)]
+			words = append(words, r.Words())
+		}
+		d = append(d, heading{2, "Ranking"},
+			para(fmt.Sprintf("Methods ordered by IQM; a pair is separated when the %g %% interval of the probability that the higher-ranked method's run beats the other's lies wholly above ½ (every pair's numbers: %s).",
+				100*o.Bootstrap.Confidence, PairsCSV)),
+			words)
+	}
+	d = append(d, c.whySection()...)
 
 	d = append(d, heading{2, "Definitions"}, bullet{
 		"IQM: interquartile mean, scipy.stats.trim_mean(x, 0.25): sort the n scores, drop ⌊n/4⌋ at each end, average the rest (n < 4: the mean).",
@@ -315,7 +328,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 
 	rt := c.RunsTable()
 	d = append(d, heading{2, "Runs"}, table{head: rt[0], rows: rt[1:]},
-		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV}, ", ")+"."))
+		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV, PairsCSV}, ", ")+"."))
 	return d
 }
 

@@ -51,6 +51,9 @@ type Run struct {
 	ConfigYAML []byte
 	// Evals are the evaluation lines of metrics.jsonl in file order (iterations increasing).
 	Evals []Eval
+	// EstimatorMeans are the means over the run's train lines of each estimator diagnostic
+	// (the est/ keys of metrics.jsonl, such as est/merge_ratio), each over the lines that have it.
+	EstimatorMeans map[string]float64
 }
 
 // RunConfig holds the config fields that define a comparison's protocol. Zero means the key was
@@ -282,6 +285,7 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	lineNo := 0
+	est := map[string][]float64{}
 	for sc.Scan() {
 		lineNo++
 		line := bytes.TrimSpace(sc.Bytes())
@@ -341,6 +345,11 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 			if tok, ok := values["tokens"]; ok {
 				last.tokens = int64(tok)
 			}
+			for k, v := range values {
+				if strings.HasPrefix(k, "est/") {
+					est[k] = append(est[k], v)
+				}
+			}
 			continue
 		}
 		if n := len(r.Evals); n > 0 && r.Evals[n-1].Iter >= int(iter) {
@@ -352,6 +361,10 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return last, &LoadError{File: path, Line: lineNo + 1, Err: err}
+	}
+	r.EstimatorMeans = make(map[string]float64, len(est))
+	for k, vs := range est {
+		r.EstimatorMeans[k] = Mean(vs)
 	}
 	if len(r.Evals) == 0 {
 		return last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}

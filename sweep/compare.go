@@ -91,8 +91,13 @@ func (m *Manifest) Notes(runs []*compare.Run, opts compare.Options, skipped []st
 			budgets = append(budgets, r.EnvSteps)
 		}
 	}
-	notes = append(notes, fmt.Sprintf("Sweep %s: %d runs from %s (base config %s), seeds %s. Every run trained in its own process from the same base config; only the grid values differ.",
-		m.Name, len(m.Runs), m.SweepConfig, m.Base, strings.Join(seeds, ", ")))
+	if len(m.Bases) > 1 {
+		notes = append(notes, fmt.Sprintf("Sweep %s: %d runs from %s (base configs %s, one per environment), seeds %s. Every run trained in its own process from its environment's base config; only the grid values differ.",
+			m.Name, len(m.Runs), m.SweepConfig, strings.Join(m.Bases, ", "), strings.Join(seeds, ", ")))
+	} else {
+		notes = append(notes, fmt.Sprintf("Sweep %s: %d runs from %s (base config %s), seeds %s. Every run trained in its own process from the same base config; only the grid values differ.",
+			m.Name, len(m.Runs), m.SweepConfig, m.Base, strings.Join(seeds, ", ")))
+	}
 	if len(skipped) > 0 {
 		notes = append(notes, fmt.Sprintf("Partial comparison: %d unfinished run(s) left out (%s).", len(skipped), strings.Join(skipped, ", ")))
 	}

@@ -38,9 +38,10 @@ type Config struct {
 	File string
 	// Name names the sweep directory <out_dir>/<name>.
 	Name string
-	// Base is the base training config as written (relative to the sweep file); BasePath is
-	// the path to read it from.
-	Base, BasePath string
+	// Bases are the base training configs, in file order: one from the key base, or several
+	// from the key bases (one per env of a study, say), which then form the outermost axis of
+	// the grid.
+	Bases []Base
 	// OutDir holds sweep directories (default DefaultOutDir), relative to the working directory.
 	OutDir string
 	// Grid is the axes of the grid, in file order: the runs are their cartesian product, the
@@ -77,6 +78,16 @@ type Value struct {
 	// Slug is the value's part of run names: the scalar, or for a mapping its name followed by
 	// +key=value for its other keys (maze+size=7); characters unsafe in file names become _.
 	Slug string
+}
+
+// Base is one base training config of a sweep.
+type Base struct {
+	// Config is the file as written (relative to the sweep file); Path is the path to read it
+	// from.
+	Config, Path string
+	// Set holds key.path=value overrides applied to this base before the grid's values (a
+	// shorter budget for one env of a study, say).
+	Set []string
 }
 
 // Variant is a named set of overrides, compared as the method Label.
@@ -140,10 +151,11 @@ var (
 )
 
 var (
-	topKeys     = []string{"name", "base", "out_dir", "grid", "variants", "set", "executor", "workers", "slurm", "compare"}
+	topKeys     = []string{"name", "base", "bases", "out_dir", "grid", "variants", "set", "executor", "workers", "slurm", "compare"}
 	slurmKeys   = []string{"partition", "time", "cpus_per_task", "gpus", "max_parallel", "extra", "job_name", "binary"}
 	compareKeys = []string{"metric", "baseline", "final", "budget_tol", "force", "title"}
 	variantKeys = []string{"label", "set"}
+	baseKeys    = []string{"config", "set"}
 )
 
 // Parse is Load on bytes; path names the file in errors and anchors the base config's path.
@@ -173,7 +185,13 @@ func Parse(path string, data []byte) (*Config, error) {
 		case "name":
 			c.Name, err = scalarString(val, key)
 		case "base":
-			c.Base, err = scalarString(val, key)
+			var b Base
+			b.Config, err = scalarString(val, key)
+			c.Bases = append([]Base{b}, c.Bases...)
+		case "bases":
+			var bs []Base
+			bs, err = parseBases(val)
+			c.Bases = append(c.Bases, bs...)
 		case "out_dir":
 			c.OutDir, err = scalarString(val, key)
 		case "grid":
@@ -197,24 +215,44 @@ func Parse(path string, data []byte) (*Config, error) {
 			return fail("%v", err)
 		}
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(seen["base"], seen["bases"]); err != nil {
 		return fail("%v", err)
 	}
-	c.BasePath = c.Base
-	if !filepath.IsAbs(c.Base) {
-		c.BasePath = filepath.Join(filepath.Dir(path), c.Base)
+	for i := range c.Bases {
+		b := &c.Bases[i]
+		b.Path = b.Config
+		if !filepath.IsAbs(b.Config) {
+			b.Path = filepath.Join(filepath.Dir(path), b.Config)
+		}
 	}
 	return c, nil
 }
 
-func (c *Config) validate() error {
+func (c *Config) validate(seenBase, seenBases bool) error {
+	configs := map[string]bool{}
+	for i, b := range c.Bases {
+		if b.Config == "" {
+			return fmt.Errorf("bases[%d]: the config path must not be empty", i)
+		}
+		if configs[b.Config] {
+			return fmt.Errorf("bases[%d]: %q is listed twice", i, b.Config)
+		}
+		configs[b.Config] = true
+		for _, s := range b.Set {
+			if err := checkOverride(s); err != nil {
+				return fmt.Errorf("bases[%d].set: %q: %v", i, s, err)
+			}
+		}
+	}
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("name: a sweep name is required (it names the directory <out_dir>/<name>)")
 	case !safeName.MatchString(c.Name):
 		return fmt.Errorf("name: %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", c.Name)
-	case c.Base == "":
-		return fmt.Errorf("base: the base training config is required (a path relative to this file, e.g. ../quickstart.yaml)")
+	case len(c.Bases) == 0:
+		return fmt.Errorf("base: the base training config is required (a path relative to this file, e.g. ../quickstart.yaml; or bases: a list of them)")
+	case seenBase && seenBases:
+		return fmt.Errorf("base and bases exclude each other (give one base config, or a list under bases)")
 	case c.OutDir == "":
 		return fmt.Errorf("out_dir: must not be empty")
 	case c.Executor != ExecLocal && c.Executor != ExecSlurm:
@@ -235,6 +273,13 @@ func (c *Config) validate() error {
 		k, _, _ := strings.Cut(s, "=")
 		if gridKeys[k] {
 			return fmt.Errorf("set: %q sets the grid key %q (a key is either in the grid or in set)", s, k)
+		}
+	}
+	for i, b := range c.Bases {
+		for _, s := range b.Set {
+			if k, _, _ := strings.Cut(s, "="); gridKeys[k] {
+				return fmt.Errorf("bases[%d].set: %q sets the grid key %q (a key is either in the grid or in set)", i, s, k)
+			}
 		}
 	}
 	labels := map[string]bool{}
@@ -366,6 +411,46 @@ func slug(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// parseBases reads the key bases: a list whose items are a config path or a mapping
+// {config: PATH, set: [key=value, …]}.
+func parseBases(n *yaml.Node) ([]Base, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, fmt.Errorf("bases: must be a non-empty list of base configs (paths, or {config: PATH, set: [key=value]})")
+	}
+	var out []Base
+	for i, it := range n.Content {
+		at := fmt.Sprintf("bases[%d]", i)
+		if it.Kind == yaml.ScalarNode {
+			out = append(out, Base{Config: it.Value})
+			continue
+		}
+		if it.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value]}", at)
+		}
+		var b Base
+		for j := 0; j+1 < len(it.Content); j += 2 {
+			key, val := it.Content[j].Value, it.Content[j+1]
+			var err error
+			switch key {
+			case "config":
+				b.Config, err = scalarString(val, at+".config")
+			case "set":
+				b.Set, err = stringList(val, at+".set")
+			default:
+				err = fmt.Errorf("%s: unknown key %q (allowed: %s)", at, key, strings.Join(baseKeys, ", "))
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if b.Config == "" {
+			return nil, fmt.Errorf("%s.config: the base config path is required", at)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 func parseVariants(n *yaml.Node) ([]Variant, error) {

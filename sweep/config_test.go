@@ -30,8 +30,8 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.BasePath != filepath.Join("configs", "quickstart.yaml") || c.OutDir != DefaultOutDir || c.Dir() != filepath.Join(DefaultOutDir, "h2h") {
-		t.Errorf("paths: base %s, out %s", c.BasePath, c.OutDir)
+	if len(c.Bases) != 1 || c.Bases[0].Path != filepath.Join("configs", "quickstart.yaml") || c.OutDir != DefaultOutDir || c.Dir() != filepath.Join(DefaultOutDir, "h2h") {
+		t.Errorf("paths: bases %+v, out %s", c.Bases, c.OutDir)
 	}
 	keys := []string{}
 	for _, a := range c.Grid {
@@ -69,7 +69,7 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 // Every mistake is a *trainer.ConfigError (exit status 2) naming the key, the value and what is allowed.
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: name, base, out_dir, grid`},
+		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: name, base, bases, out_dir, grid`},
 		{"base: b\n", "name: a sweep name is required"},
 		{"name: a/b\nbase: b\n", `name: "a/b" is not allowed`},
 		{"name: x\n", "base: the base training config is required"},
@@ -121,7 +121,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if c.Name == "" || c.Base == "" || (c.Executor != ExecLocal && c.Executor != ExecSlurm) || c.Workers < 0 {
+		if c.Name == "" || len(c.Bases) == 0 || (c.Executor != ExecLocal && c.Executor != ExecSlurm) || c.Workers < 0 {
 			t.Fatalf("accepted an invalid config: %+v", c)
 		}
 		for _, a := range c.Grid {

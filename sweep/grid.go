@@ -16,6 +16,7 @@ const (
 	ManifestFile = "manifest.json"
 	SweepFile    = "sweep.yaml"
 	BaseFile     = "base.yaml"
+	BasesDir     = "bases"
 	ConfigDir    = "configs"
 	RunDir       = "runs"
 	LogDir       = "logs"
@@ -38,6 +39,8 @@ type Run struct {
 	Seed   uint64 `json:"seed"`
 	// Params are the run's grid values in axis order (variants under the key "variant").
 	Params []Param `json:"params"`
+	// Base is the run's base config as the sweep config wrote it (several bases only).
+	Base string `json:"base,omitempty"`
 	// Overrides are the --set overrides that turn the base config into the run's config.
 	Overrides []string `json:"overrides"`
 	// Iterations and EnvSteps are the run's budget (iterations cap; env steps, 0 = none).
@@ -88,25 +91,31 @@ func (c *Config) axes() []axis {
 	return out
 }
 
-// Expand reads the base config and expands the grid into runs in index order: the cartesian
-// product of the axes in file order (variants last), the last axis varying fastest. Every run's
-// config is resolved with trainer.Parse (base + grid values + variant + set), so a bad key or
-// value is a *trainer.ConfigError before anything runs.
+// Expand reads the base configs and expands the grid into runs in index order: per base (in
+// file order), the cartesian product of the axes in file order (variants last), the last axis
+// varying fastest. Every run's config is resolved with trainer.Parse (base + the base's set +
+// grid values + variant + set), so a bad key or value is a *trainer.ConfigError before anything
+// runs. With several bases, each run's params start with {base, its config as written}.
 func (c *Config) Expand() ([]Run, error) {
 	fail := func(format string, args ...any) ([]Run, error) {
 		return nil, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...)}
 	}
-	base, err := os.ReadFile(c.BasePath)
-	if err != nil {
-		return fail("base: %v", err)
+	bases := make([][]byte, len(c.Bases))
+	for i, b := range c.Bases {
+		data, err := os.ReadFile(b.Path)
+		if err != nil {
+			return fail("base: %v", err)
+		}
+		bases[i] = data
 	}
 	axes := c.axes()
 	placeholder := "name=" + c.Name // the base may lack a name; the run name comes last
 
-	total := 1
+	per := 1
 	for _, ax := range axes {
-		total *= len(ax.values)
+		per *= len(ax.values)
 	}
+	total := per * len(bases)
 	if total > 100_000 {
 		return fail("grid: %d runs is more than the 100000 allowed", total)
 	}
@@ -115,23 +124,30 @@ func (c *Config) Expand() ([]Run, error) {
 	names := map[string]int{}
 	pick := make([]int, len(axes))
 	for idx := range total {
-		rem := idx
+		b := c.Bases[idx/per]
+		rem := idx % per
 		for k := len(axes) - 1; k >= 0; k-- {
 			pick[k] = rem % len(axes[k].values)
 			rem /= len(axes[k].values)
 		}
-		var ov []string
+		ov := append([]string(nil), b.Set...)
 		var params []Param
+		if len(bases) > 1 {
+			params = append(params, Param{Key: "base", Value: b.Config})
+		}
 		for k, ax := range axes {
 			ov = append(ov, ax.sets[pick[k]]...)
 			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})
 		}
 		ov = append(ov, c.Set...)
-		cfg, err := trainer.Parse(c.BasePath, base, append([]string{placeholder}, ov...))
+		cfg, err := trainer.Parse(b.Path, bases[idx/per], append([]string{placeholder}, ov...))
 		if err != nil {
 			return fail("run %s: %s", paramText(params), configMsg(err))
 		}
 		r := Run{Index: idx, Seed: cfg.Seed, Params: params}
+		if len(bases) > 1 {
+			r.Base = b.Config
+		}
 		c.nameRun(&r, axes, pick, &cfg)
 		if r.Method != inferredMethod(&cfg) {
 			ov = append(ov, "label="+r.Method)

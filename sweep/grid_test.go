@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestExpand(t *testing.T) {
 		t.Errorf("resolved config %+v", cfg)
 	}
 	// The overrides alone reproduce the resolved config from the base.
-	again, err := trainer.Load(c.BasePath, r.Overrides)
+	again, err := trainer.Load(c.Bases[0].Path, r.Overrides)
 	if err != nil || string(again.YAML()) != string(cfg.YAML()) {
 		t.Errorf("the overrides do not reproduce the config: %v", err)
 	}
@@ -124,6 +125,69 @@ func TestExpandErrors(t *testing.T) {
 		var ce *trainer.ConfigError
 		if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "sweep.yaml") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want a ConfigError of the sweep file containing %q", tc.sweep, err, tc.want)
+		}
+	}
+}
+
+// Several bases form the outermost axis: per base, the grid in file order; each base's set
+// applies before the grid's values and the sweep's set after them.
+func TestExpandBases(t *testing.T) {
+	dir := t.TempDir()
+	lake := strings.Replace(tinyBase, "env: {name: maze}", "env: {name: frozenlake}", 1)
+	if err := os.WriteFile(filepath.Join(dir, "lake.yaml"), []byte(lake), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := writeSweep(t, dir, "name: st\nbases:\n  - tiny.yaml\n  - {config: lake.yaml, set: [iterations=2, eval.every=2]}\ngrid:\n  estimator: [grpo, graft]\n  seed: [1, 2]\nset: [tasks.per_iter=1]\n")
+	runs, err := c.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "maze-grpo-s1 maze-grpo-s2 maze-graft-s1 maze-graft-s2 frozenlake-grpo-s1 frozenlake-grpo-s2 frozenlake-graft-s1 frozenlake-graft-s2"
+	if got := names(runs); got != want {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	m, l := runs[3], runs[6]
+	if m.Iterations != 4 || m.Base != "tiny.yaml" || m.Resolved().Eval.Every != 1 || m.Resolved().Tasks.PerIter != 1 {
+		t.Errorf("maze run: %+v", m)
+	}
+	if l.Env != "frozenlake" || l.Method != "graft" || l.Seed != 1 || l.Iterations != 2 || l.Base != "lake.yaml" ||
+		l.Resolved().Eval.Every != 2 || l.Resolved().Tasks.PerIter != 1 {
+		t.Errorf("frozenlake run: %+v", l)
+	}
+	if l.Params[0] != (Param{Key: "base", Value: "lake.yaml"}) {
+		t.Errorf("params %+v", l.Params)
+	}
+	again, err := trainer.Load(filepath.Join(dir, "lake.yaml"), l.Overrides)
+	if err != nil || string(again.YAML()) != string(l.Resolved().YAML()) {
+		t.Errorf("the overrides do not reproduce the config: %v", err)
+	}
+	mf, err := c.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mf.Bases) != 2 || mf.Bases[1] != filepath.Join(dir, "lake.yaml") {
+		t.Errorf("manifest bases %q", mf.Bases)
+	}
+	if data, err := os.ReadFile(filepath.Join(c.Dir(), BasesDir, "02-lake.yaml")); err != nil || string(data) != lake {
+		t.Errorf("bases/02-lake.yaml: %v", err)
+	}
+}
+
+// The bases key: each item a path or {config, set}; base and bases exclude each other.
+func TestBasesRefused(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"bases: []", "non-empty list"},
+		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice`},
+		{"bases: [{set: [seed=1]}]", "bases[0].config: the base config path is required"},
+		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "sets"`},
+		{"bases: [[a.yaml]]", "bases[0]: must be a path or a mapping"},
+		{"bases: [{config: a.yaml, set: [seed]}]", "bases[0].set"},
+		{"bases: [{config: a.yaml, set: [seed=3]}]\ngrid: {seed: [1, 2]}", `sets the grid key "seed"`},
+		{"base: b.yaml\nbases: [a.yaml]", "base and bases exclude each other"},
+	} {
+		_, err := Parse("s.yaml", []byte("name: s\n"+tc.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to mention %q", tc.yaml, err, tc.want)
 		}
 	}
 }

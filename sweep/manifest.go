@@ -25,9 +25,11 @@ type Manifest struct {
 	Version int `json:"version"`
 	// Name is the sweep name.
 	Name string `json:"name"`
-	// SweepConfig and Base are the config files the sweep was expanded from, as given.
-	SweepConfig string `json:"sweep_config"`
-	Base        string `json:"base"`
+	// SweepConfig and Base are the config files the sweep was expanded from, as given; Bases
+	// lists every base when there are several (Base is then the first).
+	SweepConfig string   `json:"sweep_config"`
+	Base        string   `json:"base"`
+	Bases       []string `json:"bases,omitempty"`
 	// Slurm and Compare are the sweep config's sections.
 	Slurm   SlurmConfig   `json:"slurm"`
 	Compare CompareConfig `json:"compare"`
@@ -77,8 +79,13 @@ func (c *Config) Plan() (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{Version: ManifestVersion, Name: c.Name, SweepConfig: c.File, Base: c.BasePath,
+	m := &Manifest{Version: ManifestVersion, Name: c.Name, SweepConfig: c.File, Base: c.Bases[0].Path,
 		Slurm: c.Slurm, Compare: c.Compare}
+	if len(c.Bases) > 1 {
+		for _, b := range c.Bases {
+			m.Bases = append(m.Bases, b.Path)
+		}
+	}
 	dir := c.Dir()
 	if !IsSweepDir(dir) {
 		m.Runs = runs
@@ -124,7 +131,8 @@ func (c *Config) Plan() (*Manifest, error) {
 }
 
 // Prepare plans the sweep and writes it into its directory: manifest.json, sweep.yaml,
-// base.yaml and configs/<run>.yaml (unchanged files are left alone). It returns the manifest.
+// base.yaml (with several bases: bases/NN-<file>, NN its place in the list) and
+// configs/<run>.yaml (unchanged files are left alone). It returns the manifest.
 func (c *Config) Prepare() (*Manifest, error) {
 	m, err := c.Plan()
 	if err != nil {
@@ -153,12 +161,21 @@ func (c *Config) Prepare() (*Manifest, error) {
 			return nil, err
 		}
 	}
-	base, err := os.ReadFile(c.BasePath)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
-	}
-	if err := writeIfChanged(filepath.Join(dir, BaseFile), base); err != nil {
-		return nil, err
+	for i, b := range c.Bases {
+		base, err := os.ReadFile(b.Path)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+		to := filepath.Join(dir, BaseFile)
+		if len(c.Bases) > 1 {
+			if err := os.MkdirAll(filepath.Join(dir, BasesDir), 0o755); err != nil {
+				return nil, fmt.Errorf("sweep: %w", err)
+			}
+			to = filepath.Join(dir, BasesDir, fmt.Sprintf("%02d-%s", i+1, filepath.Base(b.Path)))
+		}
+		if err := writeIfChanged(to, base); err != nil {
+			return nil, err
+		}
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -32,8 +32,9 @@ type compareOptions struct {
 	partial   bool
 	title     string
 	workers   int
-	binary    string // graftrl executable the sweep's runs use (default: this one)
-	command   string // the command line, recorded in the report
+	binary    string   // graftrl executable the sweep's runs use (default: this one)
+	command   string   // the command line, recorded in the report
+	notes     []string // more report notes (a study's time, machine and commit)
 	out       io.Writer
 	log       io.Writer
 }
@@ -206,6 +207,7 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 		}
 		opts.Notes = m.Notes(runs, opts, skipped)
 	}
+	opts.Notes = append(opts.Notes, o.notes...)
 	if o.command != "" {
 		opts.Notes = append(opts.Notes, "Produced by: "+o.command)
 	}

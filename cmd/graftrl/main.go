@@ -35,7 +35,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newTrainCmd(), newSFTCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd(), newPlayCmd(), newServeEnvCmd(),
-		newSweepCmd(), newCompareCmd(), newHeadToHeadCmd(), newAuditCmd(), newBenchCmd())
+		newSweepCmd(), newCompareCmd(), newHeadToHeadCmd(), newStudyCmd(), newAuditCmd(), newBenchCmd())
 	return root
 }
 

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tiny study's bases: maze and frozenlake, 4 iterations, evaluated every 2 on the held-out
+// panel, a checkpoint every iteration.
+const (
+	studyMaze = `iterations: 4
+env: {name: maze}
+tasks: {train: 4, eval: 4, per_iter: 2, group_size: 4}
+rollout: {action_max_tokens: 1}
+policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
+eval: {every: 2}
+checkpoint: {every: 1, keep_last: 8}
+`
+	studySweep = `name: tiny-study
+bases:
+  - maze.yaml
+  - {config: lake.yaml, set: [iterations=3]}
+grid:
+  estimator: [grpo, graft]
+  seed: [1, 2]
+workers: 2
+compare: {metric: eval/heldout/success, baseline: grpo, final: common-budget}
+`
+)
+
+// A tiny study end to end (2 envs × 2 estimators × 2 seeds, real training in separate
+// processes): the report's IQMs and probabilities of improvement equal an independent
+// computation from the runs' metrics.jsonl, the report has its ranking, why and provenance
+// sections, and running the finished study again changes no result file and no report line.
+func TestStudyTiny(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	lake := strings.Replace(studyMaze, "env: {name: maze}", "env: {name: frozenlake}", 1)
+	for name, body := range map[string]string{"maze.yaml": studyMaze, "lake.yaml": lake, "study.yaml": studySweep} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sd := filepath.Join(dir, "out", "st")
+	var log bytes.Buffer
+	o := &studyOptions{config: filepath.Join(dir, "study.yaml"), out: sd, workers: -1, auditSteps: 6, auditMC: 2,
+		binary: bin, command: "graftrl study (test)", out1: &bytes.Buffer{}, log: &log}
+	if err := studyRun(context.Background(), o); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+
+	// Independent final scores: each run's held-out success read at its env's common budget
+	// (the smallest final env steps of the env's runs), interpolating linearly.
+	type point struct{ steps, v float64 }
+	curves := map[string][]point{}
+	runEnv := map[string]string{}
+	common := map[string]float64{}
+	for _, env := range []string{"maze", "frozenlake"} {
+		common[env] = math.Inf(1)
+		for _, m := range []string{"grpo", "graft"} {
+			for _, s := range []int{1, 2} {
+				name := fmt.Sprintf("%s-%s-s%d", env, m, s)
+				f, err := os.Open(filepath.Join(sd, "runs", name, "metrics.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc := bufio.NewScanner(f)
+				for sc.Scan() {
+					var row map[string]any
+					if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+						t.Fatal(err)
+					}
+					if row["type"] == "eval" {
+						curves[name] = append(curves[name], point{row["env_steps"].(float64), row["eval/heldout/success"].(float64)})
+					}
+				}
+				f.Close()
+				last := curves[name][len(curves[name])-1]
+				common[env] = math.Min(common[env], last.steps)
+				runEnv[name] = env
+			}
+		}
+	}
+	score := func(name string) float64 {
+		c, at := curves[name], common[runEnv[name]]
+		for i := 1; i < len(c); i++ {
+			if c[i].steps >= at {
+				w := (at - c[i-1].steps) / (c[i].steps - c[i-1].steps)
+				return c[i-1].v + w*(c[i].v-c[i-1].v)
+			}
+		}
+		return c[len(c)-1].v
+	}
+	scores := func(env, m string) []float64 {
+		return []float64{score(env + "-" + m + "-s1"), score(env + "-" + m + "-s2")}
+	}
+	wins := func(x, y []float64) float64 {
+		u := 0.0
+		for _, a := range x {
+			for _, b := range y {
+				if a > b {
+					u++
+				} else if a == b {
+					u += 0.5
+				}
+			}
+		}
+		return u / float64(len(x)*len(y))
+	}
+	// IQM: with two runs nothing is trimmed (the mean); over the 4 pooled runs of both envs
+	// one run is trimmed from each end.
+	iqm4 := func(x []float64) float64 {
+		s := append([]float64(nil), x...)
+		sort.Float64s(s)
+		return (s[1] + s[2]) / 2
+	}
+
+	report := filepath.Join(sd, "report")
+	perEnv := readCSV(t, filepath.Join(report, "per_env.csv"))
+	for _, env := range []string{"frozenlake", "maze"} {
+		g, b := scores(env, "graft"), scores(env, "grpo")
+		near(t, env+" graft IQM", perEnv[env+"/graft"]["iqm"], (g[0]+g[1])/2)
+		near(t, env+" grpo IQM", perEnv[env+"/grpo"]["iqm"], (b[0]+b[1])/2)
+		near(t, env+" P(graft > grpo)", perEnv[env+"/graft"]["p_improve"], wins(g, b))
+	}
+	agg := readCSV(t, filepath.Join(report, "aggregate.csv"))
+	for _, m := range []string{"grpo", "graft"} {
+		near(t, m+" aggregate IQM", agg[m]["iqm"], iqm4(append(scores("maze", m), scores("frozenlake", m)...)))
+	}
+	near(t, "aggregate P(graft > grpo)", agg["graft"]["p_improve"],
+		(wins(scores("maze", "graft"), scores("maze", "grpo"))+wins(scores("frozenlake", "graft"), scores("frozenlake", "grpo")))/2)
+	pairs := readCSV(t, filepath.Join(report, "pairs.csv"))
+	for key, row := range pairs {
+		env, a, b := row["env"], row["a"], row["b"]
+		var want float64
+		if env == "all" {
+			want = (wins(scores("maze", a), scores("maze", b)) + wins(scores("frozenlake", a), scores("frozenlake", b))) / 2
+		} else {
+			want = wins(scores(env, a), scores(env, b))
+		}
+		near(t, "pair "+key, row["p_a_over_b"], want)
+	}
+	if len(pairs) != 3 {
+		t.Errorf("pairs.csv has %d rows, want 3 (maze, frozenlake, all)", len(pairs))
+	}
+
+	md, err := os.ReadFile(filepath.Join(report, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Ranking", "Over all environments (normalised scores) the order by IQM is",
+		"## Why: state sharing and advantage accuracy", "### State sharing", "### Advantage audit, in brief",
+		"maze-grpo-s1", "frozenlake-grpo-s1", "Time: the study took", "Machine: ", "Commit: ", "Produced by: graftrl study (test)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, run := range []string{"maze-grpo-s1", "frozenlake-grpo-s1"} {
+		var a struct {
+			Iter int `json:"iter"`
+		}
+		data, err := os.ReadFile(filepath.Join(sd, "runs", run, "audit", "audit.json"))
+		if err != nil || json.Unmarshal(data, &a) != nil {
+			t.Fatalf("%s: no audit: %v", run, err)
+		}
+		if want := map[string]int{"maze-grpo-s1": 2, "frozenlake-grpo-s1": 1}[run]; a.Iter != want {
+			t.Errorf("%s audited at iteration %d, want %d (half way)", run, a.Iter, want)
+		}
+	}
+
+	// Again: nothing is retrained or re-audited, and every file but the invocation log is unchanged.
+	before := treeHashes(t, sd)
+	log.Reset()
+	if err := studyRun(context.Background(), o); err != nil {
+		t.Fatalf("second pass: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "all 8 runs are finished") || strings.Contains(log.String(), "auditing") {
+		t.Errorf("second pass trained or audited:\n%s", log.String())
+	}
+	after := treeHashes(t, sd)
+	for path, h := range before {
+		if path != studyTimesFile && after[path] != h {
+			t.Errorf("the second pass changed %s", path)
+		}
+	}
+}
+
+// readCSV reads a report CSV into rows keyed by their first columns ("env/method" for
+// per_env.csv, the method for aggregate.csv, "env/a/b" for pairs.csv).
+func readCSV(t *testing.T, path string) map[string]map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]string{}
+	for _, r := range recs[1:] {
+		row := map[string]string{}
+		for i, h := range recs[0] {
+			row[h] = r[i]
+		}
+		var key string
+		switch filepath.Base(path) {
+		case "per_env.csv":
+			key = r[0] + "/" + r[1]
+		case "pairs.csv":
+			key = r[0] + "/" + r[1] + "/" + r[2]
+		default:
+			key = r[0]
+		}
+		out[key] = row
+	}
+	return out
+}
+
+// near checks a CSV number (six significant digits) against the independent value.
+func near(t *testing.T, what, got string, want float64) {
+	t.Helper()
+	v, err := strconv.ParseFloat(got, 64)
+	if err != nil || math.Abs(v-want) > 1e-5*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s: report %q, independent %.6g", what, got, want)
+	}
+}
+
+// treeHashes maps every file under root (relative path) to its SHA-256.
+func treeHashes(t *testing.T, root string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		out[rel] = sha256.Sum256(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
