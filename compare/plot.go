@@ -154,8 +154,10 @@ func (c *Comparison) methodIndex(m string) int {
 	return 0
 }
 
-// band is the filled confidence band of a curve, NaN points left out.
-func band(xs []float64, est []Estimate, col color.NRGBA) (*plotter.Polygon, error) {
+// band is the filled confidence band of a curve, NaN points left out, with its edges drawn thin
+// in the method's colour and dashes so that overlapping bands stay apart.
+func band(xs []float64, est []Estimate, i int) (*plotter.Polygon, error) {
+	col := Colour(i)
 	var upper, lower plotter.XYs
 	for k, e := range est {
 		if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
@@ -175,8 +177,10 @@ func band(xs []float64, est []Estimate, col color.NRGBA) (*plotter.Polygon, erro
 	if err != nil {
 		return nil, err
 	}
-	poly.Color = withAlpha(col, 0x38)
-	poly.LineStyle.Width = 0
+	poly.Color = withAlpha(col, 0x30)
+	poly.LineStyle.Width = vg.Points(0.7)
+	poly.LineStyle.Color = withAlpha(col, 0xa0)
+	poly.LineStyle.Dashes = dashes(i)
 	return poly, nil
 }
 
@@ -212,7 +216,7 @@ type series struct {
 // returns the legend of the lines.
 func addSeries(p *plot.Plot, ss []series) (*plot.Legend, error) {
 	for _, s := range ss {
-		poly, err := band(s.xs, s.est, Colour(s.index))
+		poly, err := band(s.xs, s.est, s.index)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +261,7 @@ func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
 // CurvesFigure is the learning curve of every method in one environment: the IQM across seeds of
 // the metric against env steps, with its 95 % bootstrap band.
 func (c *Comparison) CurvesFigure(env string) (*Figure, error) {
-	p := newPlot("", "env steps", c.Options.Metric)
+	p := newPlot("", "environment steps trained", MetricWords(c.Options.Metric))
 	p.X.Tick.Marker = stepTicks{}
 	var ss []series
 	for _, cv := range c.Curves {
@@ -276,9 +280,17 @@ func (c *Comparison) CurvesFigure(env string) (*Figure, error) {
 		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, 0), math.Max(p.Y.Max, 1)
 		p.Y.Tick.Marker = rateTicks{}
 	}
-	title := fmt.Sprintf("%s: IQM of %s across seeds, 95 %% CI band", env, c.Options.Metric)
+	title := fmt.Sprintf("%s: IQM of %s across seeds, 95 %% CI band", env, MetricWords(c.Options.Metric))
 	return &Figure{Width: max(7.5*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
 		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
+}
+
+// MetricWords names a metric key in words for axes and titles: eval/heldout/greedy/success is
+// "held-out greedy success", eval/success "success"; other keys lose their eval/ prefix and
+// have / and _ read as spaces.
+func MetricWords(metric string) string {
+	w := strings.NewReplacer("heldout", "held-out", "/", " ", "_", " ").Replace(strings.TrimPrefix(metric, "eval/"))
+	return strings.Join(strings.Fields(w), " ")
 }
 
 // isRate reports metrics that are shares in [0, 1].
@@ -288,7 +300,8 @@ func isRate(metric string) bool {
 
 // intervalPanel draws one estimate per row (first row on top): a dot at the value and a whisker
 // over its interval.
-func (c *Comparison) intervalPanel(title, xlabel string, rows []string, est []Estimate, ref float64) (*plot.Plot, error) {
+// ns, when given, are the rows' numbers of runs, shown beside their names.
+func (c *Comparison) intervalPanel(title, xlabel string, rows []string, ns []int, est []Estimate, ref float64) (*plot.Plot, error) {
 	p := newPlot(title, xlabel, "")
 	n := len(rows)
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -345,6 +358,9 @@ func (c *Comparison) intervalPanel(title, xlabel string, rows []string, est []Es
 	labels := make([]string, n)
 	for k, m := range rows {
 		labels[n-1-k] = m
+		if ns != nil {
+			labels[n-1-k] = fmt.Sprintf("%s (n=%d)", m, ns[k])
+		}
 	}
 	p.NominalY(labels...)
 	p.Y.Padding = 0
@@ -393,13 +409,14 @@ func (c *Comparison) FinalFigure() (*Figure, error) {
 	var panels []*plot.Plot
 	for _, env := range c.Envs {
 		var rows []string
+		var ns []int
 		var est []Estimate
 		for _, m := range c.Methods {
 			if cell := c.cell(env, m); cell != nil {
-				rows, est = append(rows, m), append(est, cell.IQM)
+				rows, ns, est = append(rows, m), append(ns, cell.N()), append(est, cell.IQM)
 			}
 		}
-		p, err := c.intervalPanel(env, "IQM", rows, est, math.NaN())
+		p, err := c.intervalPanel(env, "IQM of "+MetricWords(c.Options.Metric), rows, ns, est, math.NaN())
 		if err != nil {
 			return nil, err
 		}
@@ -407,21 +424,27 @@ func (c *Comparison) FinalFigure() (*Figure, error) {
 	}
 	if len(c.Envs) > 1 {
 		var rows []string
+		var ns []int
 		var est []Estimate
 		for _, a := range c.Aggregate {
-			rows, est = append(rows, a.Method), append(est, a.IQM)
+			rows, ns, est = append(rows, a.Method), append(ns, a.N), append(est, a.IQM)
 		}
-		p, err := c.intervalPanel("aggregate", "IQM of normalised score", rows, est, math.NaN())
+		p, err := c.intervalPanel("aggregate over environments", "IQM of normalised score", rows, ns, est, math.NaN())
 		if err != nil {
 			return nil, err
 		}
 		panels = append(panels, p)
 	}
 	if isRate(c.Options.Metric) {
-		shareX(panels) // rates (and their [0, 1] normalisation) share one scale across panels
+		// Rates (and their [0, 1] normalisation) share the whole [0, 1] scale across panels, so
+		// that a small gap looks small.
+		for _, p := range panels {
+			p.X.Min, p.X.Max = math.Min(p.X.Min, 0), math.Max(p.X.Max, 1)
+		}
+		shareX(panels)
 	}
 	grid := panelGrid(panels)
-	title := fmt.Sprintf("Final %s: IQM across seeds with 95 %% CI", c.Options.Metric)
+	title := fmt.Sprintf("Final %s: IQM across seeds with 95 %% CI", MetricWords(c.Options.Metric))
 	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods))+1.3*vg.Inch, title)
 	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
@@ -435,7 +458,7 @@ func (c *Comparison) ImprovementFigure() (*Figure, error) {
 	base := c.Options.Baseline
 	var panels []*plot.Plot
 	add := func(title string, rows []string, est []Estimate) error {
-		p, err := c.intervalPanel(title, "P(method > "+base+")", rows, est, 0.5)
+		p, err := c.intervalPanel(title, "P(a run of the method beats one of "+base+")", rows, nil, est, 0.5)
 		if err != nil {
 			return err
 		}
@@ -472,7 +495,7 @@ func (c *Comparison) ImprovementFigure() (*Figure, error) {
 		return nil, errors.New("improvement: no environment has both a method and the baseline")
 	}
 	grid := panelGrid(panels)
-	title := fmt.Sprintf("Probability of improvement over %s (final %s), 95 %% CI", base, c.Options.Metric)
+	title := fmt.Sprintf("Probability of improvement over %s (final %s), 95 %% CI", base, MetricWords(c.Options.Metric))
 	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods)-1)+1.3*vg.Inch, title)
 	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
@@ -483,7 +506,13 @@ func (c *Comparison) ProfileFigure() (*Figure, error) {
 	p := newPlot("", "normalised score τ", "fraction of runs with score > τ")
 	var ss []series
 	for _, pr := range c.Profiles {
-		ss = append(ss, series{pr.Method, c.methodIndex(pr.Method), pr.Tau, pr.Frac})
+		n := 0
+		for _, a := range c.Aggregate {
+			if a.Method == pr.Method {
+				n = a.N
+			}
+		}
+		ss = append(ss, series{fmt.Sprintf("%s (n=%d)", pr.Method, n), c.methodIndex(pr.Method), pr.Tau, pr.Frac})
 	}
 	legend, err := addSeries(p, ss)
 	if err != nil {
@@ -496,7 +525,7 @@ func (c *Comparison) ProfileFigure() (*Figure, error) {
 			p.X.Tick.Marker = rateTicks{}
 		}
 	}
-	title := fmt.Sprintf("Performance profile of final %s over %d env(s), 95 %% CI band", c.Options.Metric, len(c.Envs))
+	title := fmt.Sprintf("Performance profile of final %s over %d env(s), 95 %% CI band", MetricWords(c.Options.Metric), len(c.Envs))
 	return &Figure{Width: max(7*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
 		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
 }
