@@ -103,9 +103,15 @@ func (k Kind) TooLarge(name string, limit int64, decompressed bool) error {
 	if decompressed {
 		size = " decompressed"
 	}
-	return fmt.Errorf("%s %s is larger than %s%s, the limit for a %s (%w; raise it with %s=SIZE, e.g. %s=%s)",
-		what, name, human(limit), size, what, ErrTooLarge, env, env, human(limit*4))
+	return &tooLarge{fmt.Sprintf("%s is larger than %s%s, the limit for a %s (raise it with %s=SIZE, e.g. %s=%s)",
+		name, human(limit), size, what, env, env, human(limit*4))}
 }
+
+// tooLarge is TooLarge's error.
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
+func (e *tooLarge) Unwrap() error { return ErrTooLarge }
 
 // ReadFile reads the file at path whole, refusing it without reading it when it is larger than
 // the kind's limit.
