@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -53,6 +54,11 @@ func ValidateBackendName(name string) error {
 	return fmt.Errorf("unknown backend %q (allowed: go, xla:cpu, xla:cuda, xla:/path/to/plugin.so)", name)
 }
 
+// ErrBackendUnavailable is wrapped by NewBackend's error when the chosen backend cannot be loaded
+// here (no PJRT plugin for it): the choice is refused, another backend or an installed plugin is
+// the way out.
+var ErrBackendUnavailable = errors.New("unavailable")
+
 // NewBackend creates the backend. Errors (unknown name, missing PJRT plugin) come back within
 // backendTimeout; GoMLX never downloads a plugin unless opts.InstallPlugin is set.
 func NewBackend(opts BackendOptions) (backends.Backend, error) {
@@ -83,7 +89,7 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	case r := <-done:
 		if r.err != nil {
 			hint := "install the PJRT plugin for " + plugin + " (see README, Backends), or pass --install-plugin on a machine with internet access, or use --backend go"
-			return nil, fmt.Errorf("backend %q unavailable: %v; %s", name, r.err, hint)
+			return nil, fmt.Errorf("backend %q %w: %v; %s", name, ErrBackendUnavailable, r.err, hint)
 		}
 		return r.b, nil
 	case <-time.After(backendTimeout):

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -8,14 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/graftrl/graftrl/internal/limits"
 )
 
 // ReplayFormat identifies graftrl batch files.
 const ReplayFormat = "graftrl-batch/1"
-
-// maxReplayBytes bounds the decompressed size of a batch file (a guard against corrupt or hostile
-// files; a 1M-step batch is far below it).
-const maxReplayBytes = 4 << 30
 
 // Replay is a saved rollout batch: the frozen input on which estimators can be compared.
 type Replay struct {
@@ -57,32 +56,68 @@ func WriteReplay(path string, r *Replay) error {
 }
 
 // ReadReplay reads a batch file written by WriteReplay. A truncated, corrupt or inconsistent
-// file is refused with an error naming the file and the problem; nothing is half-loaded.
+// file is refused with an error naming the file and the problem; nothing is half-loaded. A file
+// whose decompressed size is over the batch limit (limits.Batch, GRAFTRL_MAX_BATCH_BYTES) is
+// refused after inflating at most that much, in constant memory.
 func ReadReplay(path string) (*Replay, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("batch file: %w", err)
 	}
 	defer f.Close()
-	r, err := DecodeReplay(f)
+	r, err := decodeReplay(f, path)
 	if err != nil {
 		return nil, fmt.Errorf("batch file %s: %w", path, err)
 	}
 	return r, nil
 }
 
-// DecodeReplay reads and validates a replay from a gzip stream.
+// DecodeReplay reads and validates a replay from a gzip stream, within the batch limit.
 func DecodeReplay(rd io.Reader) (*Replay, error) {
-	zr, err := gzip.NewReader(rd)
+	limit, err := limits.Batch.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %v", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, limits.Batch.TooLarge("stream", limit, false)
+	}
+	return decodeReplay(bytes.NewReader(data), "stream")
+}
+
+// decodeReplay reads the gzip stream twice: once to count its decompressed bytes against the
+// limit (nothing kept), then to decode it.
+func decodeReplay(rs io.ReadSeeker, name string) (*Replay, error) {
+	limit, err := limits.Batch.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(rs)
 	if err != nil {
 		return nil, fmt.Errorf("not a graftrl batch file (gzip: %v)", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, maxReplayBytes+1))
+	n, err := io.CopyN(io.Discard, zr, limit+1)
+	if n > limit {
+		return nil, limits.Batch.TooLarge(name, limit, true)
+	}
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("corrupt or truncated: %v", err)
+	}
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if err := zr.Reset(rs); err != nil {
+		return nil, fmt.Errorf("not a graftrl batch file (gzip: %v)", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("corrupt or truncated: %v", err)
 	}
-	if len(data) > maxReplayBytes {
-		return nil, errors.New("larger than 4 GiB decompressed")
+	if int64(len(data)) > limit { // changed between the two reads
+		return nil, limits.Batch.TooLarge(name, limit, true)
 	}
 	var r Replay
 	if err := json.Unmarshal(data, &r); err != nil {

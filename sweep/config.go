@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -11,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -136,7 +136,7 @@ type CompareConfig struct {
 // Load reads and validates a sweep config file. Problems are *trainer.ConfigErrors naming the
 // file, the key, the value and what is allowed.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.Config.ReadFile(path)
 	if err != nil {
 		return nil, &trainer.ConfigError{File: path, Msg: err.Error()}
 	}

@@ -29,7 +29,8 @@ func ParseEstimatorRuns(list string, opts []string) ([]EstimatorRun, []string, e
 	for _, item := range strings.Split(list, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			continue
+			return nil, nil, fmt.Errorf("--estimators %q: an empty name in the list (allowed: name or name:label, comma-separated; names: %s)",
+				list, strings.Join(EstimatorNames(), ", "))
 		}
 		name, _, _ := strings.Cut(item, ":")
 		if _, dup := index[item]; dup {

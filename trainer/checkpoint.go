@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -41,6 +42,13 @@ type trainerState struct {
 	// checkpoint: a resumed run truncates them back so no line appears twice.
 	MetricsBytes int64 `json:"metrics_bytes"`
 	TimingBytes  int64 `json:"timing_bytes"`
+	// MetricsSHA256 is the SHA-256 of those MetricsBytes: resume uses the checkpoint only when
+	// metrics.jsonl still begins with them (empty in checkpoints written before it existed).
+	MetricsSHA256 string `json:"metrics_sha256,omitempty"`
+	// EvalRNG is the evaluation stream's state when the evaluation of the checkpoint's iteration
+	// started (absent when none ran at it): graftrl eval starts from it, so that it repeats the
+	// run's own evaluation of this checkpoint, sampled episodes included.
+	EvalRNG []byte `json:"eval_rng,omitempty"`
 }
 
 // saveCheckpoint writes the checkpoint of the current iteration and applies keep_last.
@@ -65,6 +73,12 @@ func (t *Trainer) saveCheckpoint() error {
 	}
 	if st.TimingBytes, err = fileSize(t.timing); err != nil {
 		return err
+	}
+	if st.MetricsSHA256, err = prefixSHA256(t.metrics.Name(), st.MetricsBytes); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if t.evalStartIter == t.iter && t.evalStart != nil {
+		st.EvalRNG = t.evalStart
 	}
 	root := filepath.Join(t.dir, rundir.CheckpointsDir)
 	tmp := rundir.TempCheckpointPath(t.dir, t.iter)
@@ -105,6 +119,21 @@ func (t *Trainer) saveCheckpoint() error {
 		list = list[1:]
 	}
 	return nil
+}
+
+// prefixSHA256 is the SHA-256 of the first n bytes of the file at path; a file shorter than n
+// is an error.
+func prefixSHA256(path string, n int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, n); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func fileSize(f *os.File) (int64, error) {
@@ -185,7 +214,10 @@ func syncDir(dir string) error {
 // VerifyCheckpoint checks a checkpoint directory against its manifest: every listed file present
 // with the recorded SHA-256, no file missing from the list, and a readable trainer state.
 func VerifyCheckpoint(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, rundir.ManifestFile))
+	if err := checkDirSize(dir); err != nil {
+		return err
+	}
+	data, err := limits.Checkpoint.ReadFile(filepath.Join(dir, rundir.ManifestFile))
 	if err != nil {
 		return fmt.Errorf("no manifest: %w", err)
 	}
@@ -213,28 +245,81 @@ func VerifyCheckpoint(dir string) error {
 	return nil
 }
 
+// checkDirSize refuses a checkpoint or warm-start directory whose files together are larger
+// than the checkpoint limit (limits.Checkpoint, GRAFTRL_MAX_CHECKPOINT_BYTES), before any of them
+// is read.
+func checkDirSize(dir string) error {
+	limit, err := limits.Checkpoint.Bytes()
+	if err != nil {
+		return err
+	}
+	var total int64
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			total += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if total > limit {
+		return limits.Checkpoint.TooLarge(dir, limit, false)
+	}
+	return nil
+}
+
 // readState reads a verified checkpoint's trainer state.
 func readState(dir string) (trainerState, error) {
 	var st trainerState
-	data, err := os.ReadFile(filepath.Join(dir, rundir.TrainerStateFile))
+	data, err := limits.Checkpoint.ReadFile(filepath.Join(dir, rundir.TrainerStateFile))
 	if err != nil {
 		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return st, fmt.Errorf("%s: %w", rundir.TrainerStateFile, err)
 	}
+	if iter, err := rundir.ParseCheckpointName(filepath.Base(dir)); err == nil && st.Iter != iter {
+		return st, fmt.Errorf("%s: iteration %d in the checkpoint of iteration %d", rundir.TrainerStateFile, st.Iter, iter)
+	}
+	for _, name := range []string{"sample", "tasks", "shuffle", "eval"} {
+		if len(st.RNG[name]) == 0 {
+			return st, fmt.Errorf("%s: no state for the %s random stream", rundir.TrainerStateFile, name)
+		}
+	}
+	if st.MetricsBytes < 0 || st.TimingBytes < 0 || st.EnvSteps < 0 || st.Cursor < 0 {
+		return st, fmt.Errorf("%s: negative counters", rundir.TrainerStateFile)
+	}
 	return st, nil
 }
 
-// latestValidCheckpoint returns the newest checkpoint that passes VerifyCheckpoint; each newer
-// one that fails is reported through warn.
+// latestValidCheckpoint returns the newest checkpoint that passes VerifyCheckpoint and whose
+// trainer state reads; each newer one that fails is reported through warn.
 func latestValidCheckpoint(runDir string, warn func(format string, args ...any)) (string, error) {
+	return latestUsableCheckpoint(runDir, warn, func(string, trainerState) error { return nil })
+}
+
+// latestUsableCheckpoint is latestValidCheckpoint with one more test a checkpoint must pass
+// (usable); a failing one is reported and the previous one tried.
+func latestUsableCheckpoint(runDir string, warn func(format string, args ...any), usable func(string, trainerState) error) (string, error) {
 	list, err := rundir.ListCheckpoints(runDir)
 	if err != nil {
 		return "", err
 	}
 	for i := len(list) - 1; i >= 0; i-- {
-		if err := VerifyCheckpoint(list[i]); err != nil {
+		err := VerifyCheckpoint(list[i])
+		var st trainerState
+		if err == nil {
+			st, err = readState(list[i])
+		}
+		if err == nil {
+			err = usable(list[i], st)
+		}
+		if err != nil {
 			warn("warning: checkpoint %s is not valid (%v); trying the previous one", list[i], err)
 			continue
 		}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rollout"
 )
@@ -115,7 +116,7 @@ func (tt *TrainTasks) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	var size int
-	if n.Kind != yaml.ScalarNode || n.Decode(&size) != nil {
+	if n.Kind != yaml.ScalarNode || n.Decode(&size) != nil || fractionalForInt(n, reflect.TypeFor[int]()) {
 		return fmt.Errorf("tasks.train: %q is neither a panel size nor open (allowed: 1..100000, or open)", n.Value)
 	}
 	*tt = TrainTasks{Size: size}
@@ -221,6 +222,9 @@ func Defaults() Config {
 	}
 }
 
+// MaxIterations is the largest value of iterations.
+const MaxIterations = 10_000_000
+
 // ConfigError is a configuration problem: the file, the key and what is allowed.
 // Commands exit with status 2 on it, before any work starts.
 type ConfigError struct {
@@ -236,9 +240,10 @@ func (e *ConfigError) Error() string {
 }
 
 // Load reads a YAML config file, applies --set overrides (key.path=value) and validates the
-// result. Unknown keys, wrong types and out-of-range values are ConfigErrors.
+// result. Unknown keys, wrong types and out-of-range values are ConfigErrors, and so is a file
+// over the config size limit (limits.Config, GRAFTRL_MAX_CONFIG_BYTES).
 func Load(path string, overrides []string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.Config.ReadFile(path)
 	if err != nil {
 		return Config{}, &ConfigError{File: path, Msg: err.Error()}
 	}
@@ -247,6 +252,29 @@ func Load(path string, overrides []string) (Config, error) {
 
 // Parse is Load on bytes; name is used in error messages.
 func Parse(name string, data []byte, overrides []string) (Config, error) {
+	cfg, err := decode(name, data, overrides)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, &ConfigError{File: name, Msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// LoadUnvalidated is Load without the range checks of Validate: the keys and types are checked,
+// the values not. It reads what a command needs before the final overrides are known (the run
+// name that --estimator extends); the config a run uses comes from Load.
+func LoadUnvalidated(path string, overrides []string) (Config, error) {
+	data, err := limits.Config.ReadFile(path)
+	if err != nil {
+		return Config{}, &ConfigError{File: path, Msg: err.Error()}
+	}
+	return decode(path, data, overrides)
+}
+
+// decode parses a config, applies the overrides and checks its keys and types.
+func decode(name string, data []byte, overrides []string) (Config, error) {
 	cfg := Defaults()
 	fail := func(format string, args ...any) (Config, error) {
 		return Config{}, &ConfigError{File: name, Msg: fmt.Sprintf(format, args...)}
@@ -275,9 +303,6 @@ func Parse(name string, data []byte, overrides []string) (Config, error) {
 	}
 	if err := root.Decode(&cfg); err != nil {
 		return fail("%s", cleanYAMLError(err))
-	}
-	if err := cfg.Validate(); err != nil {
-		return fail("%v", err)
 	}
 	return cfg, nil
 }
@@ -380,12 +405,23 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		default:
 			probe := reflect.New(ft)
-			if err := val.Decode(probe.Interface()); err != nil {
+			if err := val.Decode(probe.Interface()); err != nil || fractionalForInt(val, ft) {
 				return fmt.Errorf("key %q: value %q is not a valid %s", full, val.Value, typeName(ft))
 			}
 		}
 	}
 	return nil
+}
+
+// fractionalForInt reports a YAML number that is not an integer (1.5, 2.0, 1e3) bound for an
+// integer field: yaml.v3 would truncate it silently.
+func fractionalForInt(n *yaml.Node, t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float"
+	}
+	return false
 }
 
 // unmarshalerType is yaml.Unmarshaler: keys of such types check their own values.
@@ -524,8 +560,8 @@ func (c *Config) Validate() error {
 	if c.OutDir == "" {
 		return errors.New("out_dir: must not be empty")
 	}
-	if c.Iterations < 1 || c.Iterations > 10_000_000 {
-		return fmt.Errorf("iterations: %d is out of range (allowed 1..10000000)", c.Iterations)
+	if c.Iterations < 1 || c.Iterations > MaxIterations {
+		return fmt.Errorf("iterations: %d is out of range (allowed 1..%d)", c.Iterations, MaxIterations)
 	}
 	if c.Backend != "" {
 		if err := policy.ValidateBackendName(c.Backend); err != nil {
@@ -591,6 +627,10 @@ func (c *Config) Validate() error {
 	if _, err := NewEstimator(c.Estimator.Name, c.Estimator.Options); err != nil {
 		return err
 	}
+	if t.GroupSize == 1 && slices.Contains(GroupRelative(), c.Estimator.Name) {
+		return fmt.Errorf("tasks.group_size: 1 gives %s no signal: its advantages compare a task's rollouts with each other (allowed with %s: 2..1024; graft accepts 1)",
+			c.Estimator.Name, strings.Join(GroupRelative(), ", "))
+	}
 	if c.Eval.Every < 0 {
 		return fmt.Errorf("eval.every: %d is out of range (allowed ≥ 0)", c.Eval.Every)
 	}
@@ -616,6 +656,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("save_batches: %d is out of range (allowed ≥ 0)", c.SaveBatches)
 	}
 	return nil
+}
+
+// Warnings are the config's legal but doubtful choices, logged when a run starts.
+func (c *Config) Warnings() []string {
+	var w []string
+	if c.Tasks.GroupSize == 1 {
+		w = append(w, fmt.Sprintf("tasks.group_size: 1: %s sees one rollout per task, so it credits only states a rollout revisits (an invalid move's self-loop, a cycle); use 2 or more to compare rollouts",
+			c.Estimator.Name))
+	}
+	return w
 }
 
 // RolloutConfig is the run's token layout, context length and step timeout for the rollout

@@ -5,12 +5,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	_ "github.com/graftrl/graftrl/envs/maze"
 	_ "github.com/graftrl/graftrl/envs/openenv"
+	"github.com/graftrl/graftrl/internal/limits"
 )
 
 const minimalYAML = "name: t\n"
@@ -52,6 +55,15 @@ func TestConfigErrors(t *testing.T) {
 		{"sft unknown key", minimalYAML + "sft: {demo: 8}\n", nil, []string{`"sft.demo"`, "demos", "epsilon"}},
 		{"sft and init", minimalYAML + "sft: {demos: 8}\npolicy: {init: runs/x/sft}\n", nil, []string{"policy.init", "sft", "one of them"}},
 		{"cross-entropy for RL", minimalYAML + "update: {objective: cross-entropy}\n", nil, []string{"update.objective", "sft warm start", "token, step"}},
+		{"fractional integer", minimalYAML + "iterations: 1.5\n", nil, []string{`"iterations"`, `"1.5"`, "integer"}},
+		{"fractional integer nested", minimalYAML + "update: {epochs: 2.0}\n", nil, []string{`"update.epochs"`, `"2.0"`, "integer"}},
+		{"fractional override", minimalYAML, []string{"iterations=2.9"}, []string{`"iterations"`, `"2.9"`, "integer"}},
+		{"fractional panel", minimalYAML, []string{"tasks.train=16.5"}, []string{`"tasks.train"`, `"16.5"`, "1..100000, or open"}},
+		{"fractional env option", minimalYAML + "env: {name: maze, size: 5.5}\n", nil, []string{"env maze", `"size"`, "5.5"}},
+		{"group of one, grpo", minimalYAML + "tasks: {group_size: 1}\n", nil, []string{"tasks.group_size: 1", "grpo", "no signal", "2..1024"}},
+		{"group of one, gigpo", minimalYAML + "tasks: {group_size: 1}\nestimator: gigpo\n", nil, []string{"tasks.group_size: 1", "gigpo"}},
+		{"group of one, graphgpo", minimalYAML + "tasks: {group_size: 1}\nestimator: graphgpo\n", nil, []string{"tasks.group_size: 1", "graphgpo"}},
+		{"group of one, drgrpo", minimalYAML, []string{"tasks.group_size=1", "estimator=drgrpo"}, []string{"tasks.group_size: 1", "drgrpo"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +81,40 @@ func TestConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A config file over the size limit (a 50 MB string in it) is refused before it is parsed,
+// naming the file and GRAFTRL_MAX_CONFIG_BYTES; raising the limit lets it through.
+func TestConfigSizeLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("name: t\nlabel: "+strings.Repeat("x", 50<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, nil)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), limits.Config.Env()) {
+		t.Fatalf("50 MB config: %v", err)
+	}
+	t.Setenv(limits.Config.Env(), "64MiB")
+	if cfg, err := Load(path, nil); err != nil || len(cfg.Label) != 50<<20 {
+		t.Fatalf("with the limit raised: %v", err)
+	}
+}
+
+// A group of one rollout per task: refused for the group-relative estimators (above), accepted
+// for graft with a warning, since graft's per-node normalisation still credits the states a
+// rollout revisits.
+func TestGroupOfOne(t *testing.T) {
+	cfg, err := Parse("x.yaml", []byte(minimalYAML+"tasks: {group_size: 1}\nestimator: graft\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Warnings(); len(w) != 1 || !strings.Contains(w[0], "tasks.group_size: 1") {
+		t.Fatalf("warnings %q", w)
+	}
+	if got := GroupRelative(); strings.Join(got, ",") != "drgrpo,gigpo,graphgpo,grpo" {
+		t.Fatalf("group-relative estimators %v", got)
 	}
 }
 

@@ -22,25 +22,28 @@ type estimatorSpec struct {
 	help     string
 	defaults func() any                        // pointer to an options struct holding the defaults
 	build    func(opts any) (Estimator, error) // opts is what defaults returned, decoded
+	// groupRelative marks an estimator whose advantages compare a task's N rollouts with each
+	// other: with tasks.group_size 1 it has nothing to compare and gives no signal.
+	groupRelative bool
 }
 
 // estimators is the registry of advantage estimators. Adding one is one file and one line here.
 var estimators = map[string]estimatorSpec{
 	"grpo": {"trajectory-level group-normalised outcome (ALGORITHMS.md §1)",
 		func() any { o := grpo.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.New(*o.(*grpo.Options)) }},
+		func(o any) (Estimator, error) { return grpo.New(*o.(*grpo.Options)) }, true},
 	"drgrpo": {"GRPO without the division by the group std (Dr.GRPO)",
 		func() any { o := grpo.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.NewDrGRPO(*o.(*grpo.Options)) }},
+		func(o any) (Estimator, error) { return grpo.NewDrGRPO(*o.(*grpo.Options)) }, true},
 	"gigpo": {"episode term plus anchor-state step groups (GiGPO, ALGORITHMS.md §2)",
 		func() any { o := grpo.DefaultGiGPOOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.NewGiGPO(*o.(*grpo.GiGPOOptions)) }},
+		func(o any) (Estimator, error) { return grpo.NewGiGPO(*o.(*grpo.GiGPOOptions)) }, true},
 	"graphgpo": {"shortest path to the goal on the trajectory graph (GraphGPO, ALGORITHMS.md §3)",
 		func() any { o := graft.DefaultGraphGPOOptions(); return &o },
-		func(o any) (Estimator, error) { return graft.NewGraphGPO(*o.(*graft.GraphGPOOptions)) }},
+		func(o any) (Estimator, error) { return graft.NewGraphGPO(*o.(*graft.GraphGPOOptions)) }, true},
 	"graft": {"Bellman expectation on the trajectory graph (GRAFT, ALGORITHMS.md §4)",
 		func() any { o := graft.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return graft.New(*o.(*graft.Options)) }},
+		func(o any) (Estimator, error) { return graft.New(*o.(*graft.Options)) }, false},
 }
 
 // EstimatorNames lists the registered estimators, sorted.
@@ -50,6 +53,18 @@ func EstimatorNames() []string {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	return names
+}
+
+// GroupRelative lists the estimators that need tasks.group_size ≥ 2: their advantages compare a
+// task's rollouts with each other (grpo, drgrpo, gigpo, graphgpo).
+func GroupRelative() []string {
+	var names []string
+	for _, n := range EstimatorNames() {
+		if estimators[n].groupRelative {
+			names = append(names, n)
+		}
+	}
 	return names
 }
 

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +16,13 @@ import (
 // eval/heldout/success is the same on layouts it never saw.
 func (t *Trainer) evaluate() (Metrics, error) {
 	m := Metrics{"type": "eval", "iter": t.iter, "env_steps": t.envSteps}
+	// The evaluation stream as this evaluation starts goes into the iteration's checkpoint, so
+	// that graftrl eval of the checkpoint repeats this very evaluation.
+	state, err := t.pcgs["eval"].MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	t.evalStart, t.evalStartIter = state, t.iter
 	panels := []struct {
 		name  string
 		tasks []int64
@@ -67,18 +75,26 @@ func evalLine(m Metrics) string {
 	return s
 }
 
-// EvaluateRun loads a run's config and a checkpoint (the newest when ckpt is empty) and evaluates
-// it on the fixed panels, without writing into the run directory.
+// EvaluateRun loads a run's config and a checkpoint (the newest valid one when ckpt is empty)
+// and evaluates it on the fixed panels, without writing into the run directory. It starts the
+// evaluation stream where the run's own evaluation of that checkpoint started, so the two agree,
+// sampled episodes included. When the checkpoint evaluated is not the run's newest, it says so
+// through opts.Out.
 func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	cfg, err := Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
+	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
 	t, err := New(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
+	list, err := rundir.ListCheckpoints(runDir)
+	if err != nil {
+		return nil, err
+	}
 	if ckpt == "" {
 		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
 			return nil, err
@@ -89,8 +105,17 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	} else if err := VerifyCheckpoint(ckpt); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
 	}
-	if _, err := t.restore(ckpt); err != nil {
+	if len(list) > 0 && !sameDir(ckpt, list[len(list)-1]) {
+		t.logf("evaluating checkpoint %s, not the run's newest (%s)", ckpt, list[len(list)-1])
+	}
+	st, err := t.restore(ckpt)
+	if err != nil {
 		return nil, err
+	}
+	if st.EvalRNG != nil {
+		if err := t.pcgs["eval"].UnmarshalBinary(st.EvalRNG); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: evaluation stream: %w", ckpt, err)
+		}
 	}
 	m, err := t.evaluate()
 	if err != nil {
@@ -98,6 +123,13 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	}
 	m["checkpoint"] = ckpt
 	return m, nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // EvalSummary is a one-line summary of evaluation metrics.

@@ -440,6 +440,9 @@ func loadInit(path string, pc policy.Config, vocab *tokens.Vocab) ([][]float32, 
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return fail("%s is not a directory (allowed: a warm start written by graftrl sft, or a checkpoint directory iter-NNNNNN of a run)", path)
 	}
+	if err := checkDirSize(path); err != nil {
+		return fail("%v", err)
+	}
 	words, err := readInitVocab(path)
 	if err != nil {
 		return fail("%s has no readable %s (%v): it was not written by graftrl sft or a graftrl checkpoint", path, rundir.VocabFile, err)

@@ -58,6 +58,10 @@ type Trainer struct {
 	cursor                                   int
 	skipRun                                  int // consecutive skipped (non-finite) updates
 	resumed                                  string
+	// evalStart is the evaluation stream's state when the evaluation after iteration
+	// evalStartIter started (see trainerState.EvalRNG).
+	evalStart     []byte
+	evalStartIter int
 
 	iter     int
 	envSteps int64
@@ -299,6 +303,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	defer t.closeRun()
+	for _, w := range t.cfg.Warnings() {
+		t.logf("warning: %s", w)
+	}
 	if t.resumed != "" {
 		t.logf("resuming %s from %s (iteration %d, %d env steps)", t.dir, t.resumed, t.iter, t.envSteps)
 	} else if t.initPath != "" && !t.quiet {

@@ -33,6 +33,9 @@ agreement. Options: --opt graft.mode=td; the same estimator twice with labels:
 			if o.batch == "" {
 				return &usageError{"advantages: --batch FILE is required"}
 			}
+			if err := intFlagAtLeast(cmd, "rows", 0, "0 = every step, or N ≥ 1"); err != nil {
+				return err
+			}
 			o.out = cmd.OutOrStdout()
 			return advantagesRun(o)
 		},

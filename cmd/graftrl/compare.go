@@ -78,6 +78,9 @@ common-budget (the default for sweeps) every run is read at its env's common bud
 			if len(args) == 1 {
 				o.dir = args[0]
 			}
+			if err := intFlagAtLeast(cmd, "workers", 0, "0 = one per core, or N ≥ 1; leave it out for the sweep config's workers"); err != nil {
+				return err
+			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			o.command = commandLine(cmd, args)
 			ctx, stop := interruptContext(cmd.Context(), o.log)
@@ -101,6 +104,9 @@ env-step budget on this machine (one process per core), then writes the comparis
 runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished runs.`,
 		Args: noArgs("headtohead"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := intFlagAtLeast(cmd, "workers", 0, "0 = one per core, or N ≥ 1; leave it out for the sweep config's workers"); err != nil {
+				return err
+			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if _, err := os.Stat(o.run); err != nil {
 				return &usageError{fmt.Sprintf("headtohead: %v (run it from the repository root, or use graftrl compare --run FILE)", err)}

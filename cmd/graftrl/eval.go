@@ -17,6 +17,7 @@ type evalOptions struct {
 	checkpoint string
 	json       bool
 	out        io.Writer
+	log        io.Writer // which checkpoint is evaluated when it is not the newest, and why
 }
 
 func newEvalCmd() *cobra.Command {
@@ -29,7 +30,7 @@ func newEvalCmd() *cobra.Command {
 			if o.run == "" {
 				return &usageError{"eval: --run DIR is required"}
 			}
-			o.out = cmd.OutOrStdout()
+			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return evalRun(o)
 		},
 	}
@@ -40,7 +41,7 @@ func newEvalCmd() *cobra.Command {
 }
 
 func evalRun(o *evalOptions) error {
-	m, err := trainer.EvaluateRun(o.run, o.checkpoint, trainer.Options{Out: io.Discard})
+	m, err := trainer.EvaluateRun(o.run, o.checkpoint, trainer.Options{Out: o.log, Quiet: true})
 	if err != nil {
 		return err
 	}

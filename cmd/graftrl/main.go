@@ -6,22 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	_ "github.com/graftrl/graftrl/envs/all" // register every environment, the openenv client among them
+	"github.com/graftrl/graftrl/internal/limits"
+	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/trainer"
 )
 
-// Exit statuses.
+// Exit statuses (README, Exit statuses).
 const (
-	exitError       = 1   // a failure during work
-	exitConfig      = 2   // bad configuration, flags or input, refused before work started
+	exitError       = 1   // the environment failed or a fault stopped the work: the input was fine
+	exitConfig      = 2   // refused input: a bad config, flag, argument, command or input file, before work started
 	exitInterrupted = 75  // stopped by SIGINT/SIGTERM after writing a checkpoint: resume with --resume
 	exitKilled      = 130 // a second signal: quit at once (the last checkpoint is intact)
 )
 
-// usageError marks a bad flag or argument (exit status 2).
+// usageError marks a bad flag, argument or command (exit status 2).
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -30,13 +34,82 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "graftrl",
 		Short:         "Agentic RL with trajectory-graph credit assignment: GRPO vs GRAFT, head to head",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("graftrl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newTrainCmd(), newSFTCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd(), newPlayCmd(), newServeEnvCmd(),
-		newSweepCmd(), newCompareCmd(), newHeadToHeadCmd(), newStudyCmd(), newAuditCmd(), newBenchCmd())
+		newSweepCmd(), newCompareCmd(), newHeadToHeadCmd(), newStudyCmd(), newAuditCmd(), newBenchCmd(), newVersionCmd())
+	strictArgs(root)
 	return root
+}
+
+// strictArgs makes every bad argument a usage error (exit status 2): a command's argument
+// check, and an unknown subcommand of a command group (which cobra would answer with its help
+// and status 0). A group given no subcommand prints its help.
+func strictArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictArgs(sub)
+	}
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q (commands: %s)", args[0], cmd.CommandPath(), strings.Join(commandNames(cmd), ", "))
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return &usageError{msg}
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		return
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				var ue *usageError
+				if errors.As(err, &ue) {
+					return err
+				}
+				return &usageError{fmt.Sprintf("%s: %v (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())}
+			}
+			return nil
+		}
+	}
+}
+
+func commandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
+}
+
+// intFlagAtLeast refuses an integer flag given on the command line with a value below lo,
+// naming the flag and what is allowed; a flag left out is not checked (its default applies).
+func intFlagAtLeast(cmd *cobra.Command, name string, lo int, allowed string) error {
+	f := cmd.Flags().Lookup(name)
+	if f == nil || !f.Changed {
+		return nil
+	}
+	v, err := cmd.Flags().GetInt(name)
+	if err == nil && v < lo {
+		return &usageError{fmt.Sprintf("%s: --%s %d is out of range (allowed %s)", cmd.CommandPath(), name, v, allowed)}
+	}
+	return err
+}
+
+// changedFlags names the flags given on the command line.
+func changedFlags(cmd *cobra.Command) map[string]bool {
+	set := map[string]bool{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { set[f.Name] = true })
+	return set
 }
 
 func main() {
@@ -54,8 +127,9 @@ func run(args []string) int {
 }
 
 // exitStatus maps a command's error to the process's exit status: 0 for none, exitConfig for
-// configuration and usage errors, exitInterrupted for a clean stop on a signal, exitError for the
-// rest. The CLI tests read statuses through it too, so the two cannot drift apart.
+// refused input (configuration and usage errors, an unavailable backend, an input file over its
+// size limit), exitInterrupted for a clean stop on a signal, exitError for the rest. The CLI
+// tests read statuses through it too, so the two cannot drift apart.
 func exitStatus(err error) int {
 	if err == nil {
 		return 0
@@ -63,7 +137,7 @@ func exitStatus(err error) int {
 	var ce *trainer.ConfigError
 	var ue *usageError
 	switch {
-	case errors.As(err, &ce) || errors.As(err, &ue):
+	case errors.As(err, &ce) || errors.As(err, &ue) || errors.Is(err, policy.ErrBackendUnavailable) || errors.Is(err, limits.ErrTooLarge):
 		return exitConfig
 	case errors.Is(err, trainer.ErrInterrupted):
 		return exitInterrupted

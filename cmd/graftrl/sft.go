@@ -37,6 +37,10 @@ without computing it again. Start any run from it with --set policy.init=DIR.`,
 			if o.train.config == "" {
 				return &usageError{"sft: --config FILE is required"}
 			}
+			o.train.set = changedFlags(cmd)
+			if err := o.train.check(); err != nil {
+				return err
+			}
 			o.train.out = cmd.ErrOrStderr()
 			o.train.progress = isTerminal(os.Stderr)
 			return sftRun(o, cmd.OutOrStdout())
@@ -45,7 +49,7 @@ without computing it again. Start any run from it with --set policy.init=DIR.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.train.config, "config", "c", "", "YAML config file (with an sft section)")
 	f.StringArrayVar(&o.train.sets, "set", nil, "override a config key: key.path=value (repeatable)")
-	f.Int64Var(&o.train.seed, "seed", -1, "run seed")
+	f.Int64Var(&o.train.seed, "seed", 0, "run seed (default: the config's)")
 	f.StringVar(&o.train.backend, "backend", "", "GoMLX backend: go (default), xla:cpu, xla:cuda")
 	f.StringVar(&o.train.outDir, "out-dir", "", "directory of run directories (the warm start goes under it)")
 	f.BoolVarP(&o.train.quiet, "quiet", "q", false, "no per-step log lines")

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -300,7 +299,7 @@ func studyNotes(dir string, m *sweep.Manifest, o *studyOptions) ([]string, error
 			hm(wall), parts, hm(runCPU+selfCPU), hm(runCPU), len(m.Runs), hm(selfCPU), hm(runWall)),
 		fmt.Sprintf("Machine: %s, %d cores (SIMD %s), %s/%s, %s; runs trained on host(s) %s.",
 			mc.CPU, mc.Cores, mc.SIMD, runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(hosts, ", ")),
-		"Commit: " + buildCommit() + ".",
+		"Build: graftrl " + versionString() + ".",
 	}
 	return notes, nil
 }
@@ -312,31 +311,6 @@ func hm(s float64) string {
 		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// buildCommit is the VCS revision the binary was built from, "+ local changes" when its tree
-// was modified, or "unknown" (go run, go test).
-func buildCommit() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, modified := "", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "unknown"
-	}
-	if modified {
-		rev += " + local changes"
-	}
-	return rev
 }
 
 // selfCPU is this process's user + system CPU time in seconds.

@@ -163,7 +163,7 @@ func TestStudyTiny(t *testing.T) {
 	}
 	for _, want := range []string{"## Ranking", "Over all environments (normalised scores) the order by IQM is",
 		"## Why: state sharing and advantage accuracy", "### State sharing", "### Advantage audit, in brief",
-		"maze-grpo-s1", "frozenlake-grpo-s1", "Time: the study took", "Machine: ", "Commit: ", "Produced by: graftrl study (test)"} {
+		"maze-grpo-s1", "frozenlake-grpo-s1", "Time: the study took", "Machine: ", "Build: graftrl ", "Produced by: graftrl study (test)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -50,6 +50,9 @@ Then: graftrl sweep status --dir DIR, graftrl compare DIR.`,
 			if o.config == "" {
 				return &usageError{"sweep: --config FILE is required (or a subcommand: run-one, status)"}
 			}
+			if err := intFlagAtLeast(cmd, "workers", 0, "0 = one per core, or N ≥ 1; leave it out for the config's workers"); err != nil {
+				return err
+			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			ctx, stop := interruptContext(cmd.Context(), o.log)
 			defer stop()
@@ -215,6 +218,9 @@ func newSweepRunOneCmd() *cobra.Command {
 		Short: "Train run I of a sweep unless it is finished (what each Slurm array task runs)",
 		Args:  noArgs("sweep run-one"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := intFlagAtLeast(cmd, "index", 0, "0..runs−1"); err != nil {
+				return err
+			}
 			if o.index < 0 {
 				return &usageError{"sweep run-one: --index I is required"}
 			}

@@ -33,6 +33,8 @@ type trainOptions struct {
 	resume     string
 	out        io.Writer
 	progress   bool
+	// set names the flags given on the command line: a flag left out leaves the config's value.
+	set map[string]bool
 }
 
 func newTrainCmd() *cobra.Command {
@@ -51,6 +53,10 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 			if o.config == "" && o.resume == "" {
 				return &usageError{"train: --config FILE is required (or --resume runs/NAME)"}
 			}
+			o.set = changedFlags(cmd)
+			if err := o.check(); err != nil {
+				return err
+			}
 			o.out = cmd.ErrOrStderr()
 			o.progress = isTerminal(os.Stderr)
 			return trainRun(cmd.Context(), o)
@@ -63,14 +69,27 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+strings.Join(trainer.EstimatorNames(), "|"))
 	f.StringVar(&o.backend, "backend", "", "GoMLX backend: go (default), xla:cpu, xla:cuda")
 	f.StringVar(&o.name, "name", "", "run name (directory under out_dir)")
-	f.Int64Var(&o.seed, "seed", -1, "run seed")
-	f.IntVar(&o.iterations, "iterations", 0, "number of iterations")
+	f.Int64Var(&o.seed, "seed", 0, "run seed (default: the config's)")
+	f.IntVar(&o.iterations, "iterations", 0, "number of iterations (default: the config's)")
 	f.StringVar(&o.outDir, "out-dir", "", "directory of run directories")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no per-iteration log lines")
 	f.BoolVar(&o.install, "install-plugin", false, "let GoMLX download a missing PJRT plugin for --backend xla:* (needs internet)")
-	f.IntVar(&o.saveBatch, "save-batches", 0, "save every k-th iteration's rollout batch to runs/<name>/batches (1: every one)")
+	f.IntVar(&o.saveBatch, "save-batches", 0, "save every k-th iteration's rollout batch to runs/<name>/batches (1: every one, 0: none; default: the config's)")
 	f.Lookup("save-batches").NoOptDefVal = "1"
 	return cmd
+}
+
+// check refuses out-of-range values of the shorthand flags, naming the flag.
+func (o *trainOptions) check() error {
+	switch {
+	case o.set["seed"] && o.seed < 0:
+		return &usageError{fmt.Sprintf("--seed: %d is out of range (allowed ≥ 0; leave the flag out for the config's seed)", o.seed)}
+	case o.set["iterations"] && (o.iterations < 1 || o.iterations > trainer.MaxIterations):
+		return &usageError{fmt.Sprintf("--iterations: %d is out of range (allowed 1..%d; leave the flag out for the config's)", o.iterations, trainer.MaxIterations)}
+	case o.set["save-batches"] && o.saveBatch < 0:
+		return &usageError{fmt.Sprintf("--save-batches: %d is out of range (allowed 0 = none, or k ≥ 1: every k-th iteration)", o.saveBatch)}
+	}
+	return nil
 }
 
 // overrides turns the shorthand flags into --set overrides, applied before the explicit ones.
@@ -88,13 +107,13 @@ func (o *trainOptions) overrides(cfgName string) []string {
 	if o.name != "" {
 		out = append(out, "name="+o.name)
 	}
-	if o.seed >= 0 {
+	if o.set["seed"] {
 		out = append(out, "seed="+strconv.FormatInt(o.seed, 10))
 	}
-	if o.iterations > 0 {
+	if o.set["iterations"] {
 		out = append(out, "iterations="+strconv.Itoa(o.iterations))
 	}
-	if o.saveBatch > 0 {
+	if o.set["save-batches"] {
 		out = append(out, "save_batches="+strconv.Itoa(o.saveBatch))
 	}
 	if o.outDir != "" {
@@ -140,11 +159,12 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 }
 
 // loadConfig reads the config: from --config, or, for --resume DIR without --config, the run's
-// recorded config (whose name and out_dir then follow DIR, so moved run directories resume too).
-// It returns the config and the file it came from.
+// recorded config. With --resume the run directory is DIR, however it is spelt and wherever it
+// was moved or copied: its name and out_dir follow DIR (the trainer records them when the run
+// directory moved). It returns the config and the file it came from.
 func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
 	path := o.config
-	var extra []string
+	var where []string
 	if o.resume != "" {
 		info, err := os.Stat(filepath.Join(o.resume, rundir.ConfigFile))
 		if err != nil || info.IsDir() {
@@ -152,14 +172,26 @@ func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
 		}
 		if path == "" {
 			path = filepath.Join(o.resume, rundir.ConfigFile)
-			extra = []string{"name=" + filepath.Base(filepath.Clean(o.resume)), "out_dir=" + filepath.Dir(filepath.Clean(o.resume))}
+		}
+		abs, err := filepath.Abs(o.resume)
+		if err != nil {
+			return trainer.Config{}, "", &usageError{fmt.Sprintf("--resume %s: %v", o.resume, err)}
+		}
+		where = []string{"name=" + filepath.Base(abs), "out_dir=" + filepath.Dir(abs)}
+	}
+	// The run name --estimator extends is the file's, or the one a --set gives; the other --set
+	// overrides wait until the estimator is switched, since estimator.KEY applies to the new one.
+	var names []string
+	for _, kv := range o.sets {
+		if strings.HasPrefix(kv, "name=") {
+			names = append(names, kv)
 		}
 	}
-	base, err := trainer.Load(path, append(extra, o.sets...))
+	base, err := trainer.LoadUnvalidated(path, names)
 	if err != nil {
 		return trainer.Config{}, "", err
 	}
-	cfg, err := trainer.Load(path, append(extra, o.overrides(base.Name)...))
+	cfg, err := trainer.Load(path, append(o.overrides(base.Name), where...))
 	return cfg, path, err
 }
 
