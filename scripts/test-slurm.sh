@@ -3,8 +3,9 @@
 # graftrl, starts the cluster (scripts/slurm-local.sh, as root), runs the tiny sweep
 # configs/sweeps/slurm-test.yaml (2 estimators × 2 seeds) as one job array through sbatch,
 # waits for it, checks every task and run, then compares the sweep and checks that the report
-# read all four runs. The cluster is always torn down. Takes about a minute (plus the package
-# installation on a fresh machine).
+# read all four runs; then runs a reduced study (configs/sweeps/study-slurm-test.yaml: 2 envs ×
+# 2 estimators × 2 seeds) with graftrl study --executor slurm and checks its report. The cluster
+# is always torn down. Takes about two minutes (plus the package installation on a fresh machine).
 #
 #   scripts/test-slurm.sh            (as root; KEEP=1 keeps the work directory)
 set -euo pipefail
@@ -75,4 +76,20 @@ rows=$(($(wc -l <"$SWEEP/report/runs.csv") - 1))
 for f in report.html plots/curves-maze.png plots/final.svg per_env.csv; do
   [[ -s $SWEEP/report/$f ]] || fail "the report lacks $f"
 done
-log "OK: 4 runs through Slurm job $JOB, compared; $((SECONDS - T0))s in all"
+log "OK: 4 runs through Slurm job $JOB, compared; $((SECONDS - T0))s so far"
+
+# The study command on Slurm: a reduced grid (2 envs × 2 estimators × 2 seeds) trained as one
+# job array, then audited and reported by the same command.
+STUDY=$WORK/sweeps/study-slurm-test
+log "study through Slurm"
+timeout 600 "$G" study --config configs/sweeps/study-slurm-test.yaml --out "$STUDY" --executor slurm \
+  --audit-steps 6 --audit-mc 2 >"$WORK/study.txt" 2>"$WORK/study.err" || { SWEEP=$STUDY; fail "the study did not finish: $(tail -5 "$WORK/study.err")"; }
+grep -q '^8 runs: 2 environment(s) × 2 method(s)' "$STUDY/report/report.md" || fail "the study report did not read 8 runs"
+for want in '## Ranking' '### Advantage audit, in brief' 'Time: the study took' 'Build: graftrl '; do
+  grep -qF -- "$want" "$STUDY/report/report.md" || fail "the study report lacks '$want'"
+done
+SJOB=$(sed -n 's/.*"job_id":"\([0-9]*\)".*/\1/p' "$STUDY/slurm/jobs.jsonl" | tail -1)
+[[ -n $SJOB ]] || fail "no Slurm job id in $STUDY/slurm/jobs.jsonl"
+tasks=$(scontrol -o show job "$SJOB" | grep -c 'JobState=COMPLETED' || true)
+[[ $tasks == 8 ]] || fail "study job $SJOB: $tasks of 8 array tasks COMPLETED"
+log "OK: the study's 8 runs through Slurm job $SJOB, audited and reported; $((SECONDS - T0))s in all"

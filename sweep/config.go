@@ -234,10 +234,11 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 		if b.Config == "" {
 			return fmt.Errorf("bases[%d]: the config path must not be empty", i)
 		}
-		if configs[b.Config] {
-			return fmt.Errorf("bases[%d]: %q is listed twice", i, b.Config)
+		key := b.Config + "\x00" + strings.Join(b.Set, "\x00")
+		if configs[key] {
+			return fmt.Errorf("bases[%d]: %q is listed twice with the same set", i, b.Config)
 		}
-		configs[b.Config] = true
+		configs[key] = true
 		for _, s := range b.Set {
 			if err := checkOverride(s); err != nil {
 				return fmt.Errorf("bases[%d].set: %q: %v", i, s, err)

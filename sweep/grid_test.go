@@ -177,7 +177,7 @@ func TestExpandBases(t *testing.T) {
 func TestBasesRefused(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"bases: []", "non-empty list"},
-		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice`},
+		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice with the same set`},
 		{"bases: [{set: [seed=1]}]", "bases[0].config: the base config path is required"},
 		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "sets"`},
 		{"bases: [[a.yaml]]", "bases[0]: must be a path or a mapping"},
