@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // and sampled decoding on both when configured. Run writes the line to metrics.jsonl with type "eval".
 // eval/success is greedy success on the training panel (the tasks the policy is trained on);
 // eval/heldout/success is the same on layouts it never saw.
-func (t *Trainer) evaluate() (Metrics, error) {
+func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 	m := Metrics{"type": "eval", "iter": t.iter, "env_steps": t.envSteps}
 	panels := []struct {
 		name  string
@@ -28,9 +29,13 @@ func (t *Trainer) evaluate() (Metrics, error) {
 			modes = append(modes, false)
 		}
 		for _, greedy := range modes {
-			b, _, err := t.coll.Collect(t.dec, rollout.Request{Tasks: p.tasks, Group: 1, Greedy: greedy}, t.rngEval)
+			b, _, err := t.coll.CollectContext(ctx, t.dec, rollout.Request{Tasks: p.tasks, Group: 1, Greedy: greedy}, t.rngEval)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate: %w", err)
+			}
+			if first := firstError(b); first != "" && len(validTrajectories(b).Trajs) == 0 {
+				return nil, fmt.Errorf("evaluate: %w: no episode of the %s panel could run: all %d failed with environment errors; first: %s",
+					ErrAborted, p.name, len(b.Trajs), first)
 			}
 			mode := "greedy"
 			if !greedy {
@@ -92,7 +97,7 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	if _, err := t.restore(ckpt); err != nil {
 		return nil, err
 	}
-	m, err := t.evaluate()
+	m, err := t.evaluate(context.Background())
 	if err != nil {
 		return nil, err
 	}
