@@ -33,10 +33,6 @@ func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 			if err != nil {
 				return nil, fmt.Errorf("evaluate: %w", err)
 			}
-			if first := firstError(b); first != "" && len(validTrajectories(b).Trajs) == 0 {
-				return nil, fmt.Errorf("evaluate: %w: no episode of the %s panel could run: all %d failed with environment errors; first: %s",
-					ErrAborted, p.name, len(b.Trajs), first)
-			}
 			mode := "greedy"
 			if !greedy {
 				mode = "sampled"

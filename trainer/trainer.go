@@ -449,13 +449,14 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 	m := Metrics{"type": "train", "env_steps": t.envSteps, "retried": cst.Retried}
 	addEpisodeStats(m, "", batch)
 	errs := m["errors"].(float64)
-	if int(errs) == len(batch.Trajs) {
-		return nil, nil, fmt.Errorf("%w: no episode could run: all %d failed with environment errors; first: %s",
-			ErrAborted, len(batch.Trajs), firstError(batch))
-	}
 	if errs > t.cfg.Faults.MaxErrorShare*float64(len(batch.Trajs)) {
 		return nil, nil, fmt.Errorf("%w: %.0f of %d episodes failed with environment errors (faults.max_error_share = %g); first: %s",
 			ErrAborted, errs, len(batch.Trajs), t.cfg.Faults.MaxErrorShare, firstError(batch))
+	}
+	if int(errs) == len(batch.Trajs) {
+		// Even faults.max_error_share = 1 does not let an iteration train on nothing.
+		return nil, nil, fmt.Errorf("%w: no episode could run: all %d failed with environment errors; first: %s",
+			ErrAborted, len(batch.Trajs), firstError(batch))
 	}
 
 	if k := t.cfg.SaveBatches; k > 0 && (t.iter+1)%k == 0 {
