@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
@@ -104,7 +105,15 @@ type Collector struct {
 	envs    []envs.Env
 	width   int // decoder rows: Slots()
 	scratch []float32
+	// stopped is set when the context of the collection in progress made it abandon a call or
+	// a retry: the collection then ends with the context's error.
+	stopped atomic.Bool
 }
+
+// stopGrace is how long a call still in progress when the collection's context ends may take
+// before it is abandoned: healthy calls complete, so a stop signal lets the iteration finish,
+// while a call waiting on a remote server does not hold the stop up.
+const stopGrace = 2 * time.Second
 
 // NewCollector creates a collector for a decoder of slots rows. newEnv builds one env instance
 // per parallel episode — slots of them, or fewer when the env says that fewer may run at once
@@ -212,11 +221,14 @@ func (c *Collector) Collect(dec Decoder, req Request, rng *rand.Rand) (*Batch, S
 	return c.CollectContext(context.Background(), dec, req, rng)
 }
 
-// CollectContext is Collect that stops when ctx is done: a call to an env, a wait for a remote
-// server or a retry's backoff in progress is abandoned (the instance is closed when its call
-// returns and rebuilt for the next collection) and ctx's error is returned, without a batch.
+// CollectContext is Collect that stops waiting when ctx is done: an env call that has not
+// returned stopGrace after that (a hung env, a wait for a remote server), or a retry's backoff, is
+// abandoned (the instance is closed when its call returns and rebuilt for the next collection)
+// and ctx's error is returned, without a batch. A collection whose calls all return in time
+// completes.
 func (c *Collector) CollectContext(ctx context.Context, dec Decoder, req Request, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
+	c.stopped.Store(false)
 	b := req.newBatch()
 	for start := 0; start < len(b.Trajs); start += len(c.envs) {
 		end := min(start+len(c.envs), len(b.Trajs))
@@ -522,11 +534,10 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 	return int32(pick), float32(float64(logits[pick]) - logZ)
 }
 
-// call runs f on slot i's env, bounded by StepTimeout and by ctx. A call that overruns, or that
-// ctx ends, is abandoned (its goroutine may never return, so the instance is never touched
+// call runs f on slot i's env, bounded by StepTimeout and by ctx (plus stopGrace). A call that
+// overruns is abandoned (its goroutine may never return, so the instance is never touched
 // again) and the slot gets a fresh env for its next episode (built now after a timeout, when the
-// slot is next prepared after a cancellation); the abandoned instance is closed once its call
-// returns.
+// slot is next prepared after a stop); the abandoned instance is closed once its call returns.
 func (c *Collector) call(ctx context.Context, i int, op string, f func(envs.Env) error) error {
 	e := c.envs[i]
 	if c.cfg.StepTimeout <= 0 && ctx.Done() == nil {
@@ -557,8 +568,17 @@ func (c *Collector) call(ctx context.Context, i int, op string, f func(envs.Env)
 		}
 		return fmt.Errorf("env %s timed out after %s", op, c.cfg.StepTimeout)
 	case <-ctx.Done():
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-timeout:
+		case <-grace.C:
+		}
 		abandon()
 		c.envs[i] = nil
+		c.stopped.Store(true)
 		return fmt.Errorf("env %s abandoned: %w", op, ctx.Err())
 	}
 }

@@ -33,8 +33,8 @@ type retryResult struct {
 }
 
 // settle retries, all at once, the episodes of slots whose session was lost (retry) and carries
-// each on from the reply to its lost call, or ends it as an error. It returns ctx's error when ctx
-// is done.
+// each on from the reply to its lost call, or ends it as an error. It returns ctx's error when the
+// collection was stopped (a call or a backoff abandoned when ctx ended).
 func (c *Collector) settle(ctx context.Context, slots []*slot, st *Stats) error {
 	var lost []*slot
 	for _, s := range slots {
@@ -69,7 +69,10 @@ func (c *Collector) settle(ctx context.Context, slots []*slot, st *Stats) error 
 			c.record(s, s.pending, r.obs)
 		}
 	}
-	return ctx.Err()
+	if c.stopped.Load() {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // retry replays the episode of slot s on a new session of its env: after a backoff it resets the
@@ -85,6 +88,7 @@ func (c *Collector) retry(ctx context.Context, s *slot) retryResult {
 	for range c.cfg.Retries {
 		select {
 		case <-ctx.Done():
+			c.stopped.Store(true)
 			r.err = ctx.Err()
 			return r
 		case <-time.After(backoff):

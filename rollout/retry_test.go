@@ -234,3 +234,28 @@ func TestCollectStopsOnCancel(t *testing.T) {
 		})
 	}
 }
+
+// A context that ends while every env call returns in time does not stop the collection: a stop
+// signal lets a healthy iteration finish.
+func TestCollectFinishesHealthyCallsAfterCancel(t *testing.T) {
+	vocab, err := tokens.NewVocab((&countEnv{}).Vocabulary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2, Retries: 3}, vocab,
+		func() (envs.Env, error) { return &countEnv{max: 6}, nil }, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b, _, err := c.CollectContext(ctx, &hashDecoder{vocab: vocab.Size()}, Request{Tasks: []int64{1, 2}, Group: 2}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatalf("collection with a cancelled context and healthy envs: %v", err)
+	}
+	for i, tr := range b.Trajs {
+		if tr.Err != "" {
+			t.Fatalf("trajectory %d: %s", i, tr.Err)
+		}
+	}
+}
