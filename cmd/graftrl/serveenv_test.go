@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,5 +99,20 @@ func TestQuickstartAgainstServeEnvDefaults(t *testing.T) {
 	}
 	if iters != 3 {
 		t.Fatalf("%d training iterations in metrics.jsonl, want 3", iters)
+	}
+}
+
+// serve-env's --help documents the body timeout and the connection cap with their defaults, and
+// a connection cap below the session cap is refused (status 2).
+func TestServeEnvLimitFlags(t *testing.T) {
+	out, _, code := cli(t, "serve-env", "--help")
+	for _, want := range []string{"--body-timeout duration", "(default 10s)", "--max-connections int", "--max-sessions + 64"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("serve-env --help (status %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	_, _, err := cliErr(t, "serve-env", "--env", "maze", "--max-sessions", "4", "--max-connections", "3")
+	if exitStatus(err) != 2 || !strings.Contains(fmt.Sprint(err), "--max-connections 3 is below --max-sessions 4") {
+		t.Errorf("--max-connections below --max-sessions: status %d, %v", exitStatus(err), err)
 	}
 }
