@@ -1,10 +1,12 @@
 package rollout
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/graftrl/graftrl/envs"
@@ -42,6 +44,9 @@ type Config struct {
 	// ActionBias, when set, is added to the logits of every action token before sampling
 	// (policy.Policy.ActionBias: the mask of tokens an action may use).
 	ActionBias []float32
+	// Retries is how many times an episode whose env lost its session (envs.ErrSessionLost) is
+	// replayed on a new session before it counts as an error (0: never).
+	Retries int
 }
 
 // Validate checks the layout options.
@@ -55,13 +60,18 @@ func (c Config) Validate() error {
 	if c.ActionMaxTokens < 1 || c.ActionMaxTokens > 64 {
 		return fmt.Errorf("rollout.action_max_tokens: %d is out of range (allowed 1..64)", c.ActionMaxTokens)
 	}
+	if c.Retries < 0 || c.Retries > 100 {
+		return fmt.Errorf("faults.retries: %d is out of range (allowed 0..100)", c.Retries)
+	}
 	return nil
 }
 
 // Stats summarise one collection.
 type Stats struct {
 	Episodes, EnvSteps, SampledTokens, DecodeCalls int
-	EnvTime, DecodeTime                            time.Duration
+	// Retried counts the episodes that lost their env session and were completed on a new one.
+	Retried             int
+	EnvTime, DecodeTime time.Duration
 }
 
 // Request says what to roll out.
@@ -87,26 +97,42 @@ func (req Request) newBatch() *Batch {
 // Collector runs many episodes at once, feeding all active rows to the decoder in one batched
 // call per token.
 type Collector struct {
-	cfg     Config
-	vocab   *tokens.Vocab
-	newEnv  func() (envs.Env, error)
+	cfg    Config
+	vocab  *tokens.Vocab
+	newEnv func() (envs.Env, error)
+	// envs are the instances, one per episode that may run at once; an entry is nil after its
+	// instance was abandoned in a call that the context cancelled, and rebuilt when needed.
 	envs    []envs.Env
+	width   int // decoder rows: Slots()
 	scratch []float32
+	// stopped is set when the context of the collection in progress made it abandon a call or
+	// a retry: the collection then ends with the context's error.
+	stopped atomic.Bool
 }
 
-// NewCollector creates a collector. newEnv builds one env instance per parallel episode, and
-// more to replace instances whose calls time out. The collector owns every instance it builds:
-// Close releases them.
+// stopGrace is how long a call still in progress when the collection's context ends may take
+// before it is abandoned: healthy calls complete, so a stop signal lets the iteration finish,
+// while a call waiting on a remote server does not hold the stop up.
+const stopGrace = 2 * time.Second
+
+// NewCollector creates a collector for a decoder of slots rows. newEnv builds one env instance
+// per parallel episode — slots of them, or fewer when the env says that fewer may run at once
+// (envs.Parallel: a remote server's session cap) — and more to replace instances whose calls
+// time out. The collector owns every instance it builds: Close releases them.
 func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, vocab: vocab, newEnv: newEnv}
-	for range slots {
+	c := &Collector{cfg: cfg, vocab: vocab, newEnv: newEnv, width: slots}
+	n := slots
+	for len(c.envs) < n {
 		e, err := newEnv()
 		if err != nil {
 			c.Close()
 			return nil, err
+		}
+		if p, ok := e.(envs.Parallel); ok && len(c.envs) == 0 && p.MaxParallel() > 0 {
+			n = min(n, p.MaxParallel())
 		}
 		c.envs = append(c.envs, e)
 	}
@@ -119,6 +145,9 @@ func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, erro
 func (c *Collector) Close() error {
 	var first error
 	for _, e := range c.envs {
+		if e == nil {
+			continue
+		}
 		if err := envs.Close(e); err != nil && first == nil {
 			first = err
 		}
@@ -127,14 +156,30 @@ func (c *Collector) Close() error {
 	return first
 }
 
-// Slots is the number of parallel episodes (the decoder batch size).
-func (c *Collector) Slots() int { return len(c.envs) }
+// Slots is the decoder batch size: the number of parallel episodes, unless the env allows fewer
+// (Parallel).
+func (c *Collector) Slots() int { return c.width }
+
+// Parallel is the number of episodes that run at once: Slots(), or the env's MaxParallel when
+// that is smaller.
+func (c *Collector) Parallel() int { return len(c.envs) }
+
+// instance returns slot i's env, building a new one when the last was abandoned.
+func (c *Collector) instance(i int) (envs.Env, error) {
+	if c.envs[i] == nil {
+		e, err := c.newEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.envs[i] = e
+	}
+	return c.envs[i], nil
+}
 
 // slot is the state of one running episode.
 type slot struct {
 	idx      int // index of the slot's env in Collector.envs
 	traj     *Trajectory
-	env      envs.Env
 	instr    []int32 // <bos> instruction <sep>
 	turns    [][]int32
 	seq      []int32 // the current row's tokens
@@ -149,18 +194,45 @@ type slot struct {
 	// untrained makes the current action's tokens context rather than targets (a demonstration's
 	// exploration noise).
 	untrained bool
+
+	// What a replay on a new session checks against (see retry): the episode seed passed to
+	// the env (seeded: it took one), the reset's instruction, observation and state key, and the
+	// observation after each step.
+	episodeSeed int64
+	seeded      bool
+	instrText   string
+	first       envs.Observation
+	firstKey    string
+	obs         []envs.Observation
+	// lost is the error of a call whose session was lost, waiting for a retry (settle): the
+	// Reset (lostReset) or the Step of action pending.
+	lost      error
+	lostReset bool
+	pending   string
+	retried   bool
 }
 
 // Collect rolls out every task of the request Group times and returns the batch. Episodes run
-// in waves of Slots() parallel episodes. rng drives sampling; the draw order is fixed, so the same
-// seed gives the same batch. A fault in one episode (error or panic in the env) ends only that
-// episode, recorded in Trajectory.Err.
+// in waves of Parallel() episodes. rng drives sampling; the draw order is fixed, so the same seed
+// gives the same batch. A fault in one episode (error or panic in the env) ends only that
+// episode, recorded in Trajectory.Err; an episode whose env lost its session is replayed on a
+// new one first (Config.Retries), which changes nothing else in the batch.
 func (c *Collector) Collect(dec Decoder, req Request, rng *rand.Rand) (*Batch, Stats, error) {
+	return c.CollectContext(context.Background(), dec, req, rng)
+}
+
+// CollectContext is Collect that stops waiting when ctx is done: an env call that has not
+// returned stopGrace after that (a hung env, a wait for a remote server), or a retry's backoff, is
+// abandoned (the instance is closed when its call returns and rebuilt for the next collection)
+// and ctx's error is returned, without a batch. A collection whose calls all return in time
+// completes.
+func (c *Collector) CollectContext(ctx context.Context, dec Decoder, req Request, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
+	c.stopped.Store(false)
 	b := req.newBatch()
 	for start := 0; start < len(b.Trajs); start += len(c.envs) {
 		end := min(start+len(c.envs), len(b.Trajs))
-		if err := c.wave(dec, b.Trajs[start:end], req.Greedy, rng, &st); err != nil {
+		if err := c.wave(ctx, dec, b.Trajs[start:end], req.Greedy, rng, &st); err != nil {
 			return nil, st, err
 		}
 	}
@@ -168,17 +240,19 @@ func (c *Collector) Collect(dec Decoder, req Request, rng *rand.Rand) (*Batch, S
 	return b, st, nil
 }
 
-// wave runs len(trajs) ≤ Slots() episodes to completion.
-func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand.Rand, st *Stats) error {
-	n := len(c.envs)
+// wave runs len(trajs) ≤ Parallel() episodes to completion.
+func (c *Collector) wave(ctx context.Context, dec Decoder, trajs []Trajectory, greedy bool, rng *rand.Rand, st *Stats) error {
+	n := c.width
 	slots := make([]*slot, n)
 	for i := range trajs {
-		s := &slot{idx: i, traj: &trajs[i], env: c.envs[i]}
+		s := &slot{idx: i, traj: &trajs[i]}
 		slots[i] = s
-		if es, ok := s.env.(envs.EpisodeSeeder); ok {
-			es.SeedEpisode(rng.Int64())
+		if c.prepare(s, rng.Int64) {
+			c.reset(ctx, s, st)
 		}
-		c.reset(s, st)
+	}
+	if err := c.settle(ctx, slots, st); err != nil {
+		return err
 	}
 	tokens, pos := make([]int32, n), make([]int32, n)
 	active := make([]bool, n)
@@ -208,7 +282,10 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 			}
 			tok, lp := sampleToken(lg, greedy, rng)
 			st.SampledTokens++
-			c.take(s, tok, lp, st)
+			c.take(ctx, s, tok, lp, st)
+		}
+		if err := c.settle(ctx, slots, st); err != nil {
+			return err
 		}
 	}
 }
@@ -217,7 +294,7 @@ func (c *Collector) wave(dec Decoder, trajs []Trajectory, greedy bool, rng *rand
 // token, or the cap reached, which is closed by a forced end token — context, not trained — where
 // actions may have several tokens; one-token actions need none) the action goes to the env. It
 // reports whether it did.
-func (c *Collector) take(s *slot, tok int32, lp float32, st *Stats) bool {
+func (c *Collector) take(ctx context.Context, s *slot, tok int32, lp float32, st *Stats) bool {
 	s.seq = append(s.seq, tok)
 	s.logp = append(s.logp, lp)
 	k := int16(len(s.traj.Steps))
@@ -234,7 +311,7 @@ func (c *Collector) take(s *slot, tok int32, lp float32, st *Stats) bool {
 			c.push(s, tokens.EOAID)
 		}
 	}
-	c.act(s, st)
+	c.act(ctx, s, st)
 	return true
 }
 
@@ -258,24 +335,51 @@ func (c *Collector) push(s *slot, ids ...int32) {
 	}
 }
 
+// prepare readies slot s's env for a new episode: it rebuilds an instance abandoned earlier and
+// passes an envs.EpisodeSeeder the seed that draw gives (draw is not called for other envs).
+// It reports false, with the episode ended as an error, when no instance can be built.
+func (c *Collector) prepare(s *slot, draw func() int64) bool {
+	e, err := c.instance(s.idx)
+	if err != nil {
+		s.traj.Err = err.Error()
+		s.over = true
+		return false
+	}
+	if es, ok := e.(envs.EpisodeSeeder); ok {
+		s.episodeSeed, s.seeded = draw(), true
+		es.SeedEpisode(s.episodeSeed)
+	}
+	return true
+}
+
 // reset starts a slot's episode and lays out its first row.
-func (c *Collector) reset(s *slot, st *Stats) {
+func (c *Collector) reset(ctx context.Context, s *slot, st *Stats) {
 	t0 := time.Now()
 	var instr string
 	var obs envs.Observation
-	err := c.call(s.idx, "Reset", func(e envs.Env) (err error) {
+	err := c.call(ctx, s.idx, "Reset", func(e envs.Env) (err error) {
 		instr, obs, err = safeReset(e, s.traj.TaskSeed)
 		return err
 	})
 	st.EnvTime += time.Since(t0)
 	if err != nil {
+		if c.retryable(err) {
+			s.lost, s.lostReset = err, true
+			return
+		}
 		s.traj.Err = err.Error()
 		s.over = true
 		return
 	}
+	c.started(s, instr, obs)
+}
+
+// started lays out the first row of an episode whose env was reset.
+func (c *Collector) started(s *slot, instr string, obs envs.Observation) {
+	s.instrText, s.first, s.firstKey = instr, obs, c.envs[s.idx].StateKey()
 	s.instr = c.vocab.Encode([]int32{tokens.BOSID}, instr)
 	s.instr = append(s.instr, tokens.SepID)
-	s.key = s.env.StateKey()
+	s.key = s.firstKey
 	c.beginTurn(s, obs.Text)
 }
 
@@ -327,24 +431,35 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 }
 
 // act sends the finished action to the env and records the step.
-func (c *Collector) act(s *slot, st *Stats) {
+func (c *Collector) act(ctx context.Context, s *slot, st *Stats) {
 	s.acting = false
 	text := c.vocab.Decode(s.action)
 	t0 := time.Now()
 	var obs envs.Observation
-	err := c.call(s.idx, "Step", func(e envs.Env) (err error) {
+	err := c.call(ctx, s.idx, "Step", func(e envs.Env) (err error) {
 		obs, err = safeStep(e, text)
 		return err
 	})
 	st.EnvTime += time.Since(t0)
 	st.EnvSteps++
 	if err != nil {
+		if c.retryable(err) {
+			s.lost, s.pending = err, text
+			return
+		}
 		s.traj.Err = err.Error()
 		s.over = true
 		c.closeRow(s)
 		return
 	}
-	next := s.env.StateKey()
+	c.record(s, text, obs)
+}
+
+// record stores the step the env answered with obs, then hands the next turn to the agent or
+// ends the episode.
+func (c *Collector) record(s *slot, text string, obs envs.Observation) {
+	next := c.envs[s.idx].StateKey()
+	s.obs = append(s.obs, obs)
 	s.traj.Steps = append(s.traj.Steps, Step{Key: s.key, NextKey: next, Action: text, Reward: obs.Reward,
 		Invalid: obs.Info.Invalid, Distance: obs.Info.Distance})
 	s.key = next
@@ -419,30 +534,52 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 	return int32(pick), float32(float64(logits[pick]) - logZ)
 }
 
-// call runs f on slot i's env, bounded by StepTimeout. A call that overruns is abandoned (its
-// goroutine may never return, so the instance is never touched again) and the slot gets a fresh
-// env for its next episode; the abandoned instance is closed once its call returns.
-func (c *Collector) call(i int, op string, f func(envs.Env) error) error {
-	if c.cfg.StepTimeout <= 0 {
-		return f(c.envs[i])
-	}
+// call runs f on slot i's env, bounded by StepTimeout and by ctx (plus stopGrace). A call that
+// overruns is abandoned (its goroutine may never return, so the instance is never touched
+// again) and the slot gets a fresh env for its next episode (built now after a timeout, when the
+// slot is next prepared after a stop); the abandoned instance is closed once its call returns.
+func (c *Collector) call(ctx context.Context, i int, op string, f func(envs.Env) error) error {
 	e := c.envs[i]
+	if c.cfg.StepTimeout <= 0 && ctx.Done() == nil {
+		return f(e)
+	}
 	done := make(chan error, 1)
 	go func() { done <- f(e) }()
-	timer := time.NewTimer(c.cfg.StepTimeout)
-	defer timer.Stop()
+	var timeout <-chan time.Time
+	if c.cfg.StepTimeout > 0 {
+		timer := time.NewTimer(c.cfg.StepTimeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	abandon := func() {
+		go func() {
+			<-done
+			envs.Close(e)
+		}()
+	}
 	select {
 	case err := <-done:
 		return err
-	case <-timer.C:
+	case <-timeout:
+		abandon()
+		c.envs[i] = nil
 		if fresh, err := c.newEnv(); err == nil {
 			c.envs[i] = fresh
-			go func() {
-				<-done
-				envs.Close(e)
-			}()
 		}
 		return fmt.Errorf("env %s timed out after %s", op, c.cfg.StepTimeout)
+	case <-ctx.Done():
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-timeout:
+		case <-grace.C:
+		}
+		abandon()
+		c.envs[i] = nil
+		c.stopped.Store(true)
+		return fmt.Errorf("env %s abandoned: %w", op, ctx.Err())
 	}
 }
 

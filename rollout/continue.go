@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -97,7 +98,7 @@ type forcing struct {
 // tokens, each forced token with the log-probability the policy gives it (so the first forced
 // tokens after the history carry log π(a_t | context_t)).
 //
-// Episodes run on the collector's Slots() parallel envs and decoder rows, one batched decode
+// Episodes run on the collector's Parallel() envs and Slots() decoder rows, one batched decode
 // call per token; unlike Collect, a slot whose episode ended takes the next start at once, so
 // that short continuations do not wait for long ones. rng drives sampling; the draw order is
 // fixed, so the same starts and seed give the same batch. A replay that the env ends before the
@@ -120,7 +121,8 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 	for i := range starts {
 		b.Trajs[i] = Trajectory{Task: i, TaskSeed: starts[i].TaskSeed}
 	}
-	n := len(c.envs)
+	ctx := context.Background()
+	n := c.width
 	slots := make([]*slot, n)
 	plans := make([]*forcing, n)
 	nextStart := 0
@@ -129,16 +131,16 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 		for slots[i] = nil; nextStart < len(starts); {
 			k := nextStart
 			nextStart++
-			s := &slot{idx: i, traj: &b.Trajs[k], env: c.envs[i]}
+			s := &slot{idx: i, traj: &b.Trajs[k]}
 			p := &forcing{start: &starts[k], actions: starts[k].History}
 			if starts[k].First != nil {
 				p.actions = append(append([][]int32(nil), starts[k].History...), starts[k].First)
 			}
-			if es, ok := s.env.(envs.EpisodeSeeder); ok {
-				es.SeedEpisode(starts[k].EpisodeSeed)
-			}
-			c.reset(s, &st)
 			st.Episodes++
+			if c.prepare(s, func() int64 { return starts[k].EpisodeSeed }) {
+				c.reset(ctx, s, &st)
+				c.settle(ctx, []*slot{s}, &st)
+			}
 			if s.over {
 				continue // the reset failed: the error is in the trajectory
 			}
@@ -146,7 +148,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 			return
 		}
 	}
-	for i := range n {
+	for i := range c.envs {
 		begin(i)
 	}
 	tokens, pos := make([]int32, n), make([]int32, n)
@@ -175,7 +177,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 			if p.next == len(p.start.History) && p.pos == 0 && !p.branched {
 				p.branched = true
 				if p.start.Branch != nil {
-					p.start.Branch(s.env)
+					p.start.Branch(c.envs[i])
 				}
 			}
 			lg := logits[i*vocab : (i+1)*vocab]
@@ -194,9 +196,10 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 				tok, lp = sampleToken(lg, false, rng)
 				st.SampledTokens++
 			}
-			if !c.take(s, tok, lp, &st) {
+			if !c.take(ctx, s, tok, lp, &st) {
 				continue
 			}
+			c.settle(ctx, []*slot{s}, &st)
 			if s.over {
 				if s.traj.Err == "" && !p.branched {
 					s.traj.Err = fmt.Sprintf("history ended the episode after %d of %d replayed actions", len(s.traj.Steps), len(p.start.History))

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -25,15 +26,15 @@ type Teacher func(e envs.Env, rng *rand.Rand) (action string, learn bool, err er
 func (c *Collector) Demonstrate(teacher Teacher, req Request, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
 	b := req.newBatch()
+	ctx := context.Background()
 	for i := range b.Trajs {
 		s := &slot{idx: i % len(c.envs), traj: &b.Trajs[i]}
-		s.env = c.envs[s.idx]
-		if es, ok := s.env.(envs.EpisodeSeeder); ok {
-			es.SeedEpisode(rng.Int64())
+		if c.prepare(s, rng.Int64) {
+			c.reset(ctx, s, &st)
+			c.settle(ctx, []*slot{s}, &st)
 		}
-		c.reset(s, &st)
 		for !s.over {
-			text, learn, err := safeTeach(teacher, s.env, rng)
+			text, learn, err := safeTeach(teacher, c.envs[s.idx], rng)
 			if err != nil {
 				s.traj.Err = err.Error()
 				s.over = true
@@ -46,10 +47,11 @@ func (c *Collector) Demonstrate(teacher Teacher, req Request, rng *rand.Rand) (*
 			}
 			s.untrained = !learn
 			for _, id := range ids {
-				if c.take(s, id, 0, &st) {
+				if c.take(ctx, s, id, 0, &st) {
 					break
 				}
 			}
+			c.settle(ctx, []*slot{s}, &st)
 			s.untrained = false
 		}
 	}

@@ -77,6 +77,9 @@ type FaultConfig struct {
 	// MaxSkippedUpdates aborts the run after this many consecutive updates skipped for a
 	// non-finite loss or gradient (the last good checkpoint stays intact).
 	MaxSkippedUpdates int `yaml:"max_skipped_updates"`
+	// Retries is how many times an episode whose remote env lost its session is replayed on a
+	// new session before it counts as an error (0: never).
+	Retries int `yaml:"retries"`
 }
 
 // EnvConfig is the env section: its name plus the env's own options.
@@ -218,7 +221,7 @@ func Defaults() Config {
 		Estimator:  EstimatorConfig{Name: "grpo", Options: map[string]any{}},
 		Eval:       EvalConfig{Every: 10, Sampled: true, AtStart: true},
 		Checkpoint: CheckpointConfig{Every: 10, KeepLast: 2},
-		Faults:     FaultConfig{StepTimeout: 60, MaxErrorShare: 0.25, MaxSkippedUpdates: 20},
+		Faults:     FaultConfig{StepTimeout: 60, MaxErrorShare: 0.25, MaxSkippedUpdates: 20, Retries: 3},
 	}
 }
 
@@ -673,7 +676,7 @@ func (c *Config) Warnings() []string {
 func (c *Config) RolloutConfig() rollout.Config {
 	return rollout.Config{Layout: c.Rollout.Layout, WindowTurns: c.Rollout.WindowTurns,
 		MaxLen: c.Policy.MaxLen, ActionMaxTokens: c.Rollout.ActionMaxTokens,
-		StepTimeout: time.Duration(c.Faults.StepTimeout * float64(time.Second))}
+		StepTimeout: time.Duration(c.Faults.StepTimeout * float64(time.Second)), Retries: c.Faults.Retries}
 }
 
 // YAML renders the resolved configuration (written to the run directory).

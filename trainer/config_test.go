@@ -54,6 +54,7 @@ func TestConfigErrors(t *testing.T) {
 		{"sft steps", minimalYAML + "sft: {demos: 8, steps: 0}\n", nil, []string{"sft.steps: 0", "1.."}},
 		{"sft unknown key", minimalYAML + "sft: {demo: 8}\n", nil, []string{`"sft.demo"`, "demos", "epsilon"}},
 		{"sft and init", minimalYAML + "sft: {demos: 8}\npolicy: {init: runs/x/sft}\n", nil, []string{"policy.init", "sft", "one of them"}},
+		{"retries out of range", minimalYAML + "faults: {retries: -1}\n", nil, []string{"faults.retries: -1", "0..100"}},
 		{"cross-entropy for RL", minimalYAML + "update: {objective: cross-entropy}\n", nil, []string{"update.objective", "sft warm start", "token, step"}},
 		{"fractional integer", minimalYAML + "iterations: 1.5\n", nil, []string{`"iterations"`, `"1.5"`, "integer"}},
 		{"fractional integer nested", minimalYAML + "update: {epochs: 2.0}\n", nil, []string{`"update.epochs"`, `"2.0"`, "integer"}},

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // and sampled decoding on both when configured. Run writes the line to metrics.jsonl with type "eval".
 // eval/success is greedy success on the training panel (the tasks the policy is trained on);
 // eval/heldout/success is the same on layouts it never saw.
-func (t *Trainer) evaluate() (Metrics, error) {
+func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 	m := Metrics{"type": "eval", "iter": t.iter, "env_steps": t.envSteps}
 	// The evaluation stream as this evaluation starts goes into the iteration's checkpoint, so
 	// that graftrl eval of the checkpoint repeats this very evaluation.
@@ -36,7 +37,7 @@ func (t *Trainer) evaluate() (Metrics, error) {
 			modes = append(modes, false)
 		}
 		for _, greedy := range modes {
-			b, _, err := t.coll.Collect(t.dec, rollout.Request{Tasks: p.tasks, Group: 1, Greedy: greedy}, t.rngEval)
+			b, _, err := t.coll.CollectContext(ctx, t.dec, rollout.Request{Tasks: p.tasks, Group: 1, Greedy: greedy}, t.rngEval)
 			if err != nil {
 				return nil, fmt.Errorf("evaluate: %w", err)
 			}
@@ -117,7 +118,7 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 			return nil, fmt.Errorf("checkpoint %s: evaluation stream: %w", ckpt, err)
 		}
 	}
-	m, err := t.evaluate()
+	m, err := t.evaluate(context.Background())
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/maze"
-	"github.com/graftrl/graftrl/envs/openenv"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -107,65 +105,6 @@ func TestFaultContainmentInRuns(t *testing.T) {
 	}
 	if _, err := tr.Run(context.Background()); !errors.Is(err, ErrAborted) || !strings.Contains(err.Error(), "faults.max_error_share") {
 		t.Fatalf("error %v, want an abort naming faults.max_error_share", err)
-	}
-}
-
-// A remote (OpenEnv) environment server killed in the middle of a run: the episodes it was
-// serving end as errors, the run goes on, and once the server is back episodes succeed again.
-func TestRemoteServerKilledMidRun(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	start := func(l net.Listener) (*openenv.Server, chan error) {
-		srv, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: addr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(context.Background(), l) }()
-		return srv, done
-	}
-	srv, _ := start(ln)
-	dir := t.TempDir()
-	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir, "iterations=4",
-		"env=openenv", "env.url=ws://" + addr, "env.timeout=2", "env.connect_retries=0",
-		"faults.max_error_share=1", "eval.every=0", "eval.at_start=false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(cfg, Options{Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	tr.afterIteration = func() {
-		switch tr.iter {
-		case 1: // kill the server between iterations 1 and 2
-			srv.Close()
-		case 2: // bring it back for iterations 3 and 4
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				t.Errorf("restart: %v", err)
-				return
-			}
-			srv, _ = start(l)
-		}
-	}
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	lines := trainLines(t, filepath.Join(dir, "tiny"))
-	if len(lines) != 4 {
-		t.Fatalf("%d train lines", len(lines))
-	}
-	episodes := 2.0 * 3 // per_iter × group_size of tinyYAML
-	for i, want := range []float64{0, episodes, 0, 0} {
-		if got := lines[i]["errors"].(float64); got != want {
-			t.Errorf("iteration %d: %v errored episodes, want %v", i+1, got, want)
-		}
 	}
 }
 

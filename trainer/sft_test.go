@@ -221,7 +221,7 @@ func TestOpenTasks(t *testing.T) {
 			seen[s] = true
 		}
 	}
-	m, err := tr.evaluate()
+	m, err := tr.evaluate(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -313,7 +313,10 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	var final Metrics
 	if t.cfg.Eval.AtStart && t.iter == 0 {
-		m, err := t.evaluate()
+		m, err := t.evaluate(ctx)
+		if ctx.Err() != nil && err != nil {
+			return t.interruptedInEval(final, start)
+		}
 		if err == nil {
 			err = t.writeLine(t.metrics, m)
 		}
@@ -327,7 +330,10 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		m, tm, err := t.iteration()
+		m, tm, err := t.iteration(ctx)
+		if err != nil && ctx.Err() != nil {
+			break // interrupted while collecting: the iteration left no trace
+		}
 		if err != nil {
 			return Summary{}, fmt.Errorf("iteration %d: %w", t.iter+1, err)
 		}
@@ -339,7 +345,10 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		last := t.iter == t.cfg.Iterations || (t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps)
 		if last || (t.cfg.Eval.Every > 0 && t.iter%t.cfg.Eval.Every == 0) {
 			t0 := time.Now()
-			em, err := t.evaluate()
+			em, err := t.evaluate(ctx)
+			if ctx.Err() != nil && err != nil {
+				return t.interruptedInEval(final, start)
+			}
 			if err == nil {
 				err = t.writeLine(t.metrics, em)
 			}
@@ -387,6 +396,17 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	return s, nil
 }
 
+// interruptedInEval ends a run whose evaluation was interrupted (by a signal, while waiting on a
+// remote env). The iteration it followed has changed the policy but is not complete, so no
+// checkpoint is written: resuming continues from the newest checkpoint, whose iterations after it
+// are run again.
+func (t *Trainer) interruptedInEval(final Metrics, start time.Time) (Summary, error) {
+	t.progress.finish()
+	t.logf("interrupted during the evaluation after iteration %d; no checkpoint written for it: resume with graftrl train --resume %s continues from the newest checkpoint",
+		t.iter, t.dir)
+	return t.summary(final, start), ErrInterrupted
+}
+
 // summary is the run's outcome so far.
 func (t *Trainer) summary(final Metrics, start time.Time) Summary {
 	return Summary{Iterations: t.iter, EnvSteps: t.envSteps, Tokens: t.tokens, Final: final,
@@ -412,28 +432,43 @@ func (t *Trainer) nextTasks() []int64 {
 	return out
 }
 
-// iteration runs one collect → estimate → update cycle and returns its metrics and timings.
-func (t *Trainer) iteration() (Metrics, Metrics, error) {
+// iteration runs one collect → estimate → update cycle and returns its metrics and timings. When
+// ctx ends the collection it returns ctx's error with the random streams and the task order as
+// they were before it, so that a checkpoint written then continues exactly here.
+func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 	t0 := time.Now()
-	tasks := t.nextTasks()
-	batch, cst, err := t.coll.Collect(t.dec, rollout.Request{Tasks: tasks, Group: t.cfg.Tasks.GroupSize}, t.rngSample)
+	before, err := t.streamState()
 	if err != nil {
+		return nil, nil, err
+	}
+	tasks := t.nextTasks()
+	batch, cst, err := t.coll.CollectContext(ctx, t.dec, rollout.Request{Tasks: tasks, Group: t.cfg.Tasks.GroupSize}, t.rngSample)
+	if err != nil {
+		if ctx.Err() != nil {
+			if rerr := t.restoreStreams(before); rerr != nil {
+				return nil, nil, rerr
+			}
+		}
 		return nil, nil, err
 	}
 	tSample := time.Since(t0)
 	t.envSteps += int64(cst.EnvSteps)
 	m := Metrics{"type": "train", "env_steps": t.envSteps}
+	if cst.Retried > 0 {
+		// Only when an episode was retried, so that runs without remote faults keep the
+		// metrics.jsonl they always had.
+		m["retried"] = cst.Retried
+	}
 	addEpisodeStats(m, "", batch)
-	if errs := m["errors"].(float64); errs > t.cfg.Faults.MaxErrorShare*float64(len(batch.Trajs)) {
-		first := ""
-		for _, tr := range batch.Trajs {
-			if tr.Err != "" {
-				first = tr.Err
-				break
-			}
-		}
+	errs := m["errors"].(float64)
+	if errs > t.cfg.Faults.MaxErrorShare*float64(len(batch.Trajs)) {
 		return nil, nil, fmt.Errorf("%w: %.0f of %d episodes failed with environment errors (faults.max_error_share = %g); first: %s",
-			ErrAborted, errs, len(batch.Trajs), t.cfg.Faults.MaxErrorShare, first)
+			ErrAborted, errs, len(batch.Trajs), t.cfg.Faults.MaxErrorShare, firstError(batch))
+	}
+	if int(errs) == len(batch.Trajs) {
+		// Even faults.max_error_share = 1 does not let an iteration train on nothing.
+		return nil, nil, fmt.Errorf("%w: no episode could run: all %d failed with environment errors; first: %s",
+			ErrAborted, len(batch.Trajs), firstError(batch))
 	}
 
 	if k := t.cfg.SaveBatches; k > 0 && (t.iter+1)%k == 0 {
@@ -474,6 +509,48 @@ func (t *Trainer) iteration() (Metrics, Metrics, error) {
 		"time/iteration": time.Since(t0).Seconds(), "decode_calls": cst.DecodeCalls, "sampled_tokens": cst.SampledTokens,
 	}
 	return m, tm, nil
+}
+
+// firstError returns the error of the batch's first errored episode ("" when none failed).
+func firstError(b *rollout.Batch) string {
+	for _, tr := range b.Trajs {
+		if tr.Err != "" {
+			return tr.Err
+		}
+	}
+	return ""
+}
+
+// streams is what an iteration changes before its update: the random streams' states and the
+// position in the task order.
+type streams struct {
+	rng    map[string][]byte
+	order  []int
+	cursor int
+}
+
+// streamState records the streams.
+func (t *Trainer) streamState() (streams, error) {
+	st := streams{rng: map[string][]byte{}, order: slices.Clone(t.order), cursor: t.cursor}
+	for name, p := range t.pcgs {
+		b, err := p.MarshalBinary()
+		if err != nil {
+			return st, fmt.Errorf("rng %s: %w", name, err)
+		}
+		st.rng[name] = b
+	}
+	return st, nil
+}
+
+// restoreStreams sets the streams back to a recorded state.
+func (t *Trainer) restoreStreams(st streams) error {
+	for name, p := range t.pcgs {
+		if err := p.UnmarshalBinary(st.rng[name]); err != nil {
+			return fmt.Errorf("rng %s: %w", name, err)
+		}
+	}
+	t.order, t.cursor = st.order, st.cursor
+	return nil
 }
 
 // validTrajectories returns the batch without errored episodes (excluded from every estimator

@@ -30,6 +30,8 @@ type serveEnvOptions struct {
 	idleTimeout     time.Duration
 	callTimeout     time.Duration
 	maxMessageBytes int64
+	bodyTimeout     time.Duration
+	maxConnections  int
 	allowRemote     bool
 	verbose         bool
 }
@@ -63,6 +65,8 @@ It runs until interrupted.`,
 	f.DurationVar(&o.idleTimeout, "idle-timeout", openenv.DefaultIdleTimeout, "close sessions idle this long (0: never)")
 	f.DurationVar(&o.callTimeout, "call-timeout", openenv.DefaultCallTimeout, "bound on one env call; a session past it is closed (0: none)")
 	f.Int64Var(&o.maxMessageBytes, "max-message-bytes", openenv.DefaultMaxMessageBytes, "largest WebSocket message or request body")
+	f.DurationVar(&o.bodyTimeout, "body-timeout", openenv.DefaultBodyTimeout, "bound on reading an HTTP request, its body included; later bodies get 408 and the connection is closed (0: none)")
+	f.IntVar(&o.maxConnections, "max-connections", 0, fmt.Sprintf("open TCP connections, sessions included; more are answered 503 and closed (default --max-sessions + %d)", openenv.DefaultExtraConnections))
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address reachable from other machines (set --token too)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every session")
 	return cmd
@@ -73,8 +77,11 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 	if o.env == "" {
 		return openenv.ServerOptions{}, &usageError{"serve-env: --env NAME is required"}
 	}
-	if o.maxSessions < 1 || o.maxMessageBytes < 256 || o.idleTimeout < 0 || o.callTimeout < 0 {
+	if o.maxSessions < 1 || o.maxMessageBytes < 256 || o.idleTimeout < 0 || o.callTimeout < 0 || o.bodyTimeout < 0 {
 		return openenv.ServerOptions{}, &usageError{"serve-env: --max-sessions must be >= 1, --max-message-bytes >= 256, and timeouts >= 0"}
+	}
+	if o.maxConnections != 0 && o.maxConnections < o.maxSessions {
+		return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --max-connections %d is below --max-sessions %d (each session holds a connection)", o.maxConnections, o.maxSessions)}
 	}
 	envOpts := envs.Options{}
 	for _, s := range o.sets {
@@ -104,7 +111,7 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 	}
 	return openenv.ServerOptions{Env: o.env, EnvOptions: envOpts, Addr: o.addr, AllowRemote: o.allowRemote,
 		MaxSessions: o.maxSessions, Token: token, IdleTimeout: never(o.idleTimeout), CallTimeout: never(o.callTimeout),
-		MaxMessageBytes: o.maxMessageBytes}, nil
+		MaxMessageBytes: o.maxMessageBytes, BodyTimeout: never(o.bodyTimeout), MaxConnections: o.maxConnections}, nil
 }
 
 // serveEnvRun serves until ctx is done or the process is interrupted.

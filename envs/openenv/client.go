@@ -76,6 +76,10 @@ type ClientOptions struct {
 	CapacityWait float64 `yaml:"capacity_wait"`
 	// MaxMessageBytes bounds a reply.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
+	// MaxSessions is the most sessions the client's instances hold at once, hence the most
+	// episodes the collector runs at once (envs.Parallel). Default: the server's max_sessions
+	// from /metadata (graftrl's server lists it), else no limit.
+	MaxSessions int `yaml:"max_sessions"`
 }
 
 // DefaultClientOptions returns the defaults of the options; URL must still be set.
@@ -108,6 +112,9 @@ func (o ClientOptions) Validate() error {
 	if err := envs.CheckRange(Name, "capacity_wait", o.CapacityWait, 0, 3600); err != nil {
 		return err
 	}
+	if err := envs.CheckRange(Name, "max_sessions", o.MaxSessions, 0, 1_000_000); err != nil {
+		return err
+	}
 	return envs.CheckRange(Name, "max_message_bytes", o.MaxMessageBytes, 1024, 1<<30)
 }
 
@@ -137,11 +144,12 @@ func endpoints(raw string) (ws, base string, err error) {
 
 // Client is an envs.Env played on an OpenEnv server, one WebSocket session per instance. The
 // session opens on the first Reset; a Reset on a socket that died reconnects. A transport failure
-// or a reply the client cannot read makes Reset or Step return an error (the collector records
-// an errored episode). Client also implements envs.EpisodeSeeder (forwarded to graftrl servers
-// whose env draws randomness) and io.Closer; NewClient returns it with an ActionWords method
-// (envs.ActionWorder) when the action words are known. A Client that is dropped without Close
-// releases its session when it is garbage-collected.
+// (the session is lost: the error matches envs.ErrSessionLost, and the collector replays the
+// episode on a new session) or a reply the client cannot read makes Reset or Step return an
+// error. Client also implements envs.Parallel (the server's session cap), envs.EpisodeSeeder
+// (forwarded to graftrl servers whose env draws randomness) and io.Closer; NewClient returns it
+// with an ActionWords method (envs.ActionWorder) when the action words are known. A Client that
+// is dropped without Close releases its session when it is garbage-collected.
 type Client struct {
 	mu          sync.Mutex
 	wsURL       string
@@ -157,6 +165,7 @@ type Client struct {
 	capWait     time.Duration
 	retries     int
 	maxBytes    int64
+	maxSessions int
 
 	conn     *websocket.Conn
 	cleanup  runtime.Cleanup
@@ -171,6 +180,7 @@ type Client struct {
 var (
 	_ envs.Env           = (*Client)(nil)
 	_ envs.EpisodeSeeder = (*Client)(nil)
+	_ envs.Parallel      = (*Client)(nil)
 	_ io.Closer          = (*Client)(nil)
 	_ envs.ActionWorder  = wordsClient{}
 )
@@ -198,7 +208,7 @@ func NewClient(opts ClientOptions) (envs.Env, error) {
 		actionWords: slices.Clone(opts.ActionWords), maxTurns: opts.MaxTurns, actionField: opts.ActionField,
 		parse:   parseConfig{textField: opts.TextField, stateKeyField: opts.StateKeyField, instructionField: opts.InstructionField},
 		timeout: time.Duration(opts.Timeout * float64(time.Second)), capWait: time.Duration(opts.CapacityWait * float64(time.Second)),
-		retries: opts.ConnectRetries, maxBytes: int64(opts.MaxMessageBytes)}
+		retries: opts.ConnectRetries, maxBytes: int64(opts.MaxMessageBytes), maxSessions: opts.MaxSessions}
 	token := opts.Token
 	if opts.TokenEnv != "" {
 		if token = os.Getenv(opts.TokenEnv); token == "" {
@@ -228,6 +238,9 @@ func NewClient(opts ClientOptions) (envs.Env, error) {
 			c.actionField = meta.ActionField
 		}
 		c.seeder = meta.EpisodeSeeder
+		if c.maxSessions == 0 {
+			c.maxSessions = meta.MaxSessions
+		}
 	}
 	if c.actionField == "" {
 		c.actionField = "message"
@@ -281,7 +294,8 @@ func (c *Client) metadata() (*Metadata, error) {
 // Reset starts the episode of a task seed, sent as reset's data.seed (with the episode seed of
 // SeedEpisode when the server is graftrl's and its env takes one). It opens the session if needed
 // and reconnects once when the kept socket turns out dead; CAPACITY_REACHED is retried with
-// backoff for up to capacity_wait seconds.
+// backoff for up to capacity_wait seconds. A server that cannot be reached is an error matching
+// envs.ErrSessionLost.
 func (c *Client) Reset(task int64) (string, envs.Observation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -311,7 +325,7 @@ func (c *Client) Step(action string) (envs.Observation, error) {
 		return envs.Observation{}, fmt.Errorf("env %s: Step after the episode ended", Name)
 	case c.conn == nil:
 		c.started = false
-		return envs.Observation{}, fmt.Errorf("env %s %s: the session was lost; Reset starts a new one", Name, c.wsURL)
+		return envs.Observation{}, fmt.Errorf("env %s %s: %w; Reset starts a new one", Name, c.wsURL, envs.ErrSessionLost)
 	}
 	field, _ := json.Marshal(c.actionField)
 	text, _ := json.Marshal(action)
@@ -336,7 +350,8 @@ func (c *Client) Step(action string) (envs.Observation, error) {
 
 // roundTrip sends a request and reads its reply. For a reset it (re)connects: one more try when a
 // kept socket is dead, connect_retries tries with backoff for failed connections, and waiting with
-// backoff for up to capacity_wait while the server is at capacity.
+// backoff for up to capacity_wait while the server is at capacity. A failed connection or
+// exchange (the socket is then dropped) is an error matching envs.ErrSessionLost.
 func (c *Client) roundTrip(req []byte, reset bool) (reply, error) {
 	deadline := time.Now().Add(c.capWait)
 	backoff := firstBackoff
@@ -346,8 +361,11 @@ func (c *Client) roundTrip(req []byte, reset bool) (reply, error) {
 		if c.conn == nil {
 			if err := c.dial(); err != nil {
 				var pe permanentError
-				if errors.As(err, &pe) || failures >= c.retries {
+				if errors.As(err, &pe) {
 					return reply{}, err
+				}
+				if failures >= c.retries {
+					return reply{}, fmt.Errorf("%w: %w", envs.ErrSessionLost, err)
 				}
 				failures++
 				backoff = pause(backoff)
@@ -359,7 +377,7 @@ func (c *Client) roundTrip(req []byte, reset bool) (reply, error) {
 			c.drop()
 			switch {
 			case !reset:
-				return reply{}, err
+				return reply{}, fmt.Errorf("%w: %w", envs.ErrSessionLost, err)
 			case stale:
 				stale = false // the server restarted or expired the session: a fresh socket
 				continue
@@ -368,7 +386,7 @@ func (c *Client) roundTrip(req []byte, reset bool) (reply, error) {
 				backoff = pause(backoff)
 				continue
 			}
-			return reply{}, err
+			return reply{}, fmt.Errorf("%w: %w", envs.ErrSessionLost, err)
 		}
 		stale = false
 		r, err := parseMessage(raw, c.parse)
@@ -380,7 +398,8 @@ func (c *Client) roundTrip(req []byte, reset bool) (reply, error) {
 					backoff = pauseUpTo(backoff, left)
 					continue
 				}
-				return reply{}, fmt.Errorf("%w; still full after waiting %s (capacity_wait)", se, c.capWait)
+				return reply{}, fmt.Errorf("%w; still full after waiting %s (capacity_wait); other clients hold its sessions, or "+
+					"the server admits fewer than it tells (set max_sessions to what it admits)", se, c.capWait)
 			}
 		}
 		return r, err
@@ -477,6 +496,10 @@ func (c *Client) Vocabulary() []string { return slices.Clone(c.vocab) }
 // MaxTurns returns the step cap.
 func (c *Client) MaxTurns() int { return c.maxTurns }
 
+// MaxParallel returns the most sessions the client's instances may hold at once: max_sessions, or
+// the server's cap from /metadata; 0 when neither is known (envs.Parallel).
+func (c *Client) MaxParallel() int { return c.maxSessions }
+
 // SeedEpisode sets the episode seed sent with the next Reset, when the server is graftrl's and
 // its env draws randomness per episode; other servers never see it.
 func (c *Client) SeedEpisode(seed int64) {
@@ -510,6 +533,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "connect_retries", Default: strconv.Itoa(d.ConnectRetries), Help: "retries of a failed connection, with backoff"},
 		{Key: "capacity_wait", Default: f(d.CapacityWait), Help: "seconds Reset waits, retrying with backoff, while the server answers CAPACITY_REACHED"},
 		{Key: "max_message_bytes", Default: strconv.Itoa(d.MaxMessageBytes), Help: "largest reply accepted, 1024..2^30"},
+		{Key: "max_sessions", Default: "server's max_sessions from /metadata, else no limit", Help: "most sessions (parallel episodes) held at once"},
 	}
 }
 

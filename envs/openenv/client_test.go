@@ -88,14 +88,14 @@ func TestServerKilledMidEpisode(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close()
-	if _, err := e.Step("down"); err == nil {
-		t.Fatal("Step on a dead server succeeded")
+	if _, err := e.Step("down"); !errors.Is(err, envs.ErrSessionLost) {
+		t.Fatalf("Step on a dead server: %v, want envs.ErrSessionLost", err)
 	}
 	if _, err := e.Step("down"); err == nil || !strings.Contains(err.Error(), "Reset") {
 		t.Errorf("second Step after the loss: %v, want an error asking for Reset", err)
 	}
-	if _, _, err := e.Reset(4); err == nil {
-		t.Fatal("Reset on a dead server succeeded")
+	if _, _, err := e.Reset(4); !errors.Is(err, envs.ErrSessionLost) {
+		t.Fatalf("Reset on a dead server: %v, want envs.ErrSessionLost", err)
 	}
 	addr := strings.TrimPrefix(url, "ws://")
 	startServer(t, openenv.ServerOptions{Env: "maze", Addr: addr})
@@ -110,6 +110,21 @@ func TestServerKilledMidEpisode(t *testing.T) {
 	}
 	if _, err := e.Step("up"); err != nil {
 		t.Errorf("Step after reconnecting: %v", err)
+	}
+}
+
+// TestClientMaxParallel: the client admits as many parallel instances as graftrl's server lists
+// in /metadata (max_sessions), or as its own max_sessions option says.
+func TestClientMaxParallel(t *testing.T) {
+	_, url := startServer(t, openenv.ServerOptions{Env: "maze", MaxSessions: 5})
+	for opt, want := range map[int]int{0: 5, 3: 3} {
+		opts := envs.Options{}
+		if opt > 0 {
+			opts["max_sessions"] = opt
+		}
+		if got := newClient(t, url, opts).(envs.Parallel).MaxParallel(); got != want {
+			t.Errorf("max_sessions %d: MaxParallel %d, want %d", opt, got, want)
+		}
 	}
 }
 

@@ -33,6 +33,12 @@ const (
 	DefaultCallTimeout = 30 * time.Second
 	// DefaultMaxMessageBytes bounds a WebSocket message and an HTTP request body.
 	DefaultMaxMessageBytes = 1 << 20
+	// DefaultBodyTimeout bounds the read of one HTTP request, headers and body: a client whose
+	// body does not arrive in time gets 408 and its connection is closed.
+	DefaultBodyTimeout = 10 * time.Second
+	// DefaultExtraConnections is how many connections the default connection cap allows beside
+	// the sessions' own: MaxConnections defaults to MaxSessions + DefaultExtraConnections.
+	DefaultExtraConnections = 64
 )
 
 // ServerOptions configure a Server. Zero values select the defaults.
@@ -65,6 +71,14 @@ type ServerOptions struct {
 	// MaxMessageBytes bounds a WebSocket message (a larger one closes the session with status 1009)
 	// and an HTTP request body (413). Default DefaultMaxMessageBytes.
 	MaxMessageBytes int64
+	// BodyTimeout bounds the read of one HTTP request, its body included (default
+	// DefaultBodyTimeout; negative: unbounded). A body that has not arrived by then gets 408 and
+	// the connection is closed. WebSocket sessions are bounded by IdleTimeout instead.
+	BodyTimeout time.Duration
+	// MaxConnections caps the open TCP connections of Serve, WebSocket sessions included
+	// (default MaxSessions + DefaultExtraConnections; at least MaxSessions). A connection beyond
+	// it is answered 503 and closed at once.
+	MaxConnections int
 	// Logger receives session events at debug level and environment panics at error level
 	// (default: discarded).
 	Logger *slog.Logger
@@ -100,6 +114,9 @@ type Metadata struct {
 	// EpisodeSeeder is set when the env draws randomness per episode (envs.EpisodeSeeder): reset
 	// then accepts data.episode_seed.
 	EpisodeSeeder bool `json:"episode_seeder,omitempty"`
+	// MaxSessions is the server's cap on concurrent WebSocket sessions (OpenEnv servers report
+	// it only in CAPACITY_REACHED errors); graftrl's client holds no more.
+	MaxSessions int `json:"max_sessions,omitempty"`
 }
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
@@ -115,6 +132,8 @@ type Server struct {
 	idle        time.Duration
 	callTimeout time.Duration
 	maxBytes    int64
+	bodyTimeout time.Duration
+	maxConns    int
 	meta        []byte
 	schema      []byte
 	maxTurns    int
@@ -134,7 +153,7 @@ type Server struct {
 // here, naming the key) and prepares the routes. Serve or ListenAndServe then serve them.
 func NewServer(opts ServerOptions) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, maxSessions: opts.MaxSessions, idle: opts.IdleTimeout,
-		callTimeout: opts.CallTimeout, maxBytes: opts.MaxMessageBytes}
+		callTimeout: opts.CallTimeout, maxBytes: opts.MaxMessageBytes, bodyTimeout: opts.BodyTimeout, maxConns: opts.MaxConnections}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -159,6 +178,15 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if s.callTimeout == 0 {
 		s.callTimeout = DefaultCallTimeout
 	}
+	if s.bodyTimeout == 0 {
+		s.bodyTimeout = DefaultBodyTimeout
+	}
+	switch {
+	case s.maxConns == 0:
+		s.maxConns = s.maxSessions + DefaultExtraConnections
+	case s.maxConns < s.maxSessions:
+		return nil, fmt.Errorf("openenv: max connections %d is below max sessions %d (each session holds a connection)", s.maxConns, s.maxSessions)
+	}
 	if !opts.AllowRemote && !isLoopback(s.opts.Addr) {
 		return nil, fmt.Errorf("openenv: listen address %q is not a loopback address; allow remote access explicitly (ServerOptions.AllowRemote, serve-env --allow-remote) and set a token", s.opts.Addr)
 	}
@@ -181,7 +209,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	defer envs.Close(probe)
 	s.maxTurns = probe.MaxTurns()
 	meta := Metadata{Name: opts.Env, Description: spec.Description, Server: "graftrl", Vocabulary: probe.Vocabulary(),
-		MaxTurns: probe.MaxTurns(), ActionField: "message"}
+		MaxTurns: probe.MaxTurns(), ActionField: "message", MaxSessions: s.maxSessions}
 	if aw, ok := probe.(envs.ActionWorder); ok {
 		meta.ActionWords = aw.ActionWords()
 	}
@@ -252,11 +280,14 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 
 // Serve serves the routes on ln until ctx is done (then it shuts down gracefully, closing sessions
 // with status 1001) or Close is called. It returns nil after a shutdown through ctx and
-// ErrServerClosed when the server was already closed.
+// ErrServerClosed when the server was already closed. It holds at most MaxConnections open
+// connections and bounds the read of each request by BodyTimeout.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ln = &cappedListener{Listener: ln, max: int64(s.maxConns), log: s.log}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       max(s.bodyTimeout, 0),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
@@ -577,9 +608,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooBig):
 			writeDetail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", s.maxBytes))
-		} else {
+		case errors.As(err, &netErr) && netErr.Timeout():
+			writeDetail(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", s.bodyTimeout))
+		default:
 			writeDetail(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 		}
 		return nil, false

@@ -296,6 +296,9 @@ func TestHTTPRoutes(t *testing.T) {
 			t.Errorf("/metadata lacks OpenEnv's %s: %v", k, meta)
 		}
 	}
+	if meta["max_sessions"] != float64(openenv.DefaultMaxSessions) {
+		t.Errorf("/metadata max_sessions %v, want the default cap %d", meta["max_sessions"], openenv.DefaultMaxSessions)
+	}
 	if meta["name"] != "maze" || !jsonEqual(meta["vocabulary"], direct.Vocabulary()) || meta["max_turns"] != float64(direct.MaxTurns()) ||
 		!jsonEqual(meta["action_words"], direct.(envs.ActionWorder).ActionWords()) || meta["action_field"] != "message" {
 		t.Errorf("/metadata %v", meta)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graftrl/graftrl/rundir"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on different goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// serveEnv runs `graftrl serve-env` with the arguments (and --addr 127.0.0.1:0) in process until
+// the test ends, and returns the address it listens on.
+func serveEnv(t *testing.T, args ...string) string {
+	t.Helper()
+	root := newRootCmd()
+	var out syncBuffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"serve-env", "--addr", "127.0.0.1:0"}, args...))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve-env: %v", err)
+		}
+	})
+	listening := regexp.MustCompile(`on ws://([0-9.:]+)/ws`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve-env stopped: %v\n%s", err, out.String())
+		default:
+		}
+	}
+	t.Fatalf("serve-env did not start:\n%s", out.String())
+	return ""
+}
+
+// The quickstart (128 episodes per iteration) trains against `graftrl serve-env` started with
+// its default flags (64 sessions at most): the client holds no more sessions than the server
+// lists in /metadata and runs the episodes in waves over them, so every episode runs and the
+// run completes.
+func TestQuickstartAgainstServeEnvDefaults(t *testing.T) {
+	addr := serveEnv(t, "--env", "maze", "--set", "size=5", "--set", "labelled=true", "--set", "goal_hint=true")
+	dir := t.TempDir()
+	_, stderr, code := cli(t, "train", "--config", "../../configs/quickstart.yaml", "--set", "out_dir="+dir,
+		"--set", "iterations=3", "--set", "env=openenv", "--set", "env.url=ws://"+addr)
+	if code != 0 {
+		t.Fatalf("train exited %d:\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "quickstart", rundir.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iters := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["type"] != "train" {
+			continue
+		}
+		iters++
+		if m["errors"] != 0.0 {
+			t.Errorf("iteration %v: %v errored episodes", m["iter"], m["errors"])
+		}
+	}
+	if iters != 3 {
+		t.Fatalf("%d training iterations in metrics.jsonl, want 3", iters)
+	}
+}
+
+// serve-env's --help documents the body timeout and the connection cap with their defaults, and
+// a connection cap below the session cap is refused (status 2).
+func TestServeEnvLimitFlags(t *testing.T) {
+	out, _, code := cli(t, "serve-env", "--help")
+	for _, want := range []string{"--body-timeout duration", "(default 10s)", "--max-connections int", "--max-sessions + 64"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("serve-env --help (status %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	_, _, err := cliErr(t, "serve-env", "--env", "maze", "--max-sessions", "4", "--max-connections", "3")
+	if exitStatus(err) != 2 || !strings.Contains(fmt.Sprint(err), "--max-connections 3 is below --max-sessions 4") {
+		t.Errorf("--max-connections below --max-sessions: status %d, %v", exitStatus(err), err)
+	}
+}
