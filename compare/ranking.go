@@ -70,9 +70,12 @@ func (c *Comparison) rankings() error {
 		for i, a := range r.Methods {
 			r.IQM = append(r.IQM, iqm[a])
 			for _, b := range r.Methods[i+1:] {
-				p, err := ProbImprovementCI(scores[a], scores[b], c.seeded("pair", env, a, b))
-				if err != nil {
-					return err
+				p, ok := c.againstBaseline(env, a, b)
+				if !ok {
+					var err error
+					if p, err = ProbImprovementCI(scores[a], scores[b], c.seeded("pair", env, a, b)); err != nil {
+						return err
+					}
 				}
 				r.Pairs = append(r.Pairs, Pair{Env: env, A: a, B: b, P: p})
 			}
@@ -121,4 +124,38 @@ func (r Ranking) Words() string {
 		s += " The 95 % intervals separate " + strings.Join(sep, "; ") + "; they do not separate " + strings.Join(not, "; ") + "."
 	}
 	return s
+}
+
+// againstBaseline returns P(a > b) from the comparison's own estimate against the baseline when
+// a or b is the baseline, so that the ranking and the results tables quote the same number and
+// interval for the same pair: P(m > baseline) as computed, P(baseline > m) as its complement
+// (1 − P, interval [1 − hi, 1 − lo]: ties count ½, so the two add up to 1 in every resample).
+func (c *Comparison) againstBaseline(env, a, b string) (Estimate, bool) {
+	base := c.Options.Baseline
+	m := a
+	switch base {
+	case b:
+	case a:
+		m = b
+	default:
+		return Estimate{}, false
+	}
+	var est Estimate
+	found := false
+	if env == AllEnvs {
+		for _, row := range c.Aggregate {
+			if row.Method == m {
+				est, found = row.Improvement, true
+			}
+		}
+	} else if cell := c.cell(env, m); cell != nil {
+		est, found = cell.Improvement, true
+	}
+	if !found || math.IsNaN(est.Value) {
+		return Estimate{}, false
+	}
+	if m == b {
+		est = Estimate{Value: 1 - est.Value, Lo: 1 - est.Hi, Hi: 1 - est.Lo}
+	}
+	return est, true
 }
