@@ -259,7 +259,16 @@ func SubmitSlurm(ctx context.Context, dir string, m *Manifest, o SlurmOptions) (
 	if !o.Wait {
 		return jobID, nil
 	}
-	if err := waitJob(ctx, jobID, o.Poll, out); err != nil {
+	finished := func() int {
+		n := 0
+		for i := range m.Runs {
+			if Check(dir, &m.Runs[i], "").State == Finished {
+				n++
+			}
+		}
+		return n
+	}
+	if err := waitJob(ctx, jobID, o.Poll, out, finished, len(m.Runs)); err != nil {
 		return jobID, err
 	}
 	var unfinished []string
@@ -433,8 +442,11 @@ func activeTasks(ctx context.Context, dir string) ([]string, error) {
 	return active, nil
 }
 
-// waitJob polls squeue until no task of the job is queued or running.
-func waitJob(ctx context.Context, jobID string, poll time.Duration, out io.Writer) error {
+// waitJob polls squeue until no task of the job is queued or running. Each time the picture
+// changes it prints how many of the sweep's total runs are finished (finished counts them in the
+// run directories: squeue forgets completed tasks after a few minutes) and squeue's count of
+// every state but COMPLETED.
+func waitJob(ctx context.Context, jobID string, poll time.Duration, out io.Writer, finished func() int, total int) error {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
@@ -447,16 +459,18 @@ func waitJob(ctx context.Context, jobID string, poll time.Duration, out io.Write
 		counts := map[string]int{}
 		active := 0
 		for _, t := range tasks {
-			counts[t.State]++
+			if t.State != "COMPLETED" {
+				counts[t.State]++
+			}
 			if t.Active() {
 				active++
 			}
 		}
-		var parts []string
+		parts := []string{fmt.Sprintf("%d of %d runs finished", finished(), total)}
 		for _, s := range sortedKeysInt(counts) {
 			parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
 		}
-		if line := strings.Join(parts, ", "); line != last && line != "" {
+		if line := strings.Join(parts, ", "); line != last {
 			fmt.Fprintf(out, "[%s] job %s: %s\n", time.Now().Format("15:04:05"), jobID, line)
 			last = line
 		}

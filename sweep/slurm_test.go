@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -187,5 +188,21 @@ func TestSubmitSlurmErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.Dir(), SlurmDir, SlurmScript)); err == nil {
 		t.Error("a dry run wrote the script")
+	}
+}
+
+// Waiting counts finished runs in the run directories, not squeue's COMPLETED tasks (which
+// squeue forgets after a while), and still shows squeue's other states.
+func TestWaitJobProgress(t *testing.T) {
+	bin := fakeSlurm(t)
+	if err := os.WriteFile(filepath.Join(bin, "squeue.out"), []byte("7_0|COMPLETED|None\n7_1|FAILED|None\n7_2|COMPLETED|None\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := waitJob(context.Background(), "7", time.Millisecond, &out, func() int { return 3 }, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasSuffix(got, "] job 7: 3 of 4 runs finished, FAILED 1\n") || strings.Count(got, "\n") != 1 {
+		t.Errorf("progress %q", got)
 	}
 }
