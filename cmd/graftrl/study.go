@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,6 +112,9 @@ type studyInvocation struct {
 	Trained  int  `json:"trained"`
 	Audited  int  `json:"audited"`
 	Finished bool `json:"finished"`
+	// Build is the graftrl version and commit of the invocation (empty in logs written before
+	// it was recorded).
+	Build string `json:"build,omitempty"`
 }
 
 func studyRun(ctx context.Context, o *studyOptions) error {
@@ -140,7 +144,7 @@ func studyRun(ctx context.Context, o *studyOptions) error {
 		return err
 	}
 	dir := c.Dir()
-	inv := studyInvocation{Started: time.Now().UTC(), Executor: c.Executor}
+	inv := studyInvocation{Started: time.Now().UTC(), Executor: c.Executor, Build: versionString()}
 	inv.Host, _ = os.Hostname()
 	cpu0 := selfCPU()
 	record := func() error {
@@ -265,6 +269,7 @@ func abs(x int) int {
 func studyNotes(dir string, m *sweep.Manifest, o *studyOptions) ([]string, error) {
 	var wall, selfCPU float64
 	var parts int
+	var builds []string
 	data, err := os.ReadFile(filepath.Join(dir, studyTimesFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -278,6 +283,9 @@ func studyNotes(dir string, m *sweep.Manifest, o *studyOptions) ([]string, error
 			wall += inv.WallSeconds
 			selfCPU += inv.CPUSeconds
 			parts++
+			if b := cmp.Or(inv.Build, unrecordedBuild); !slices.Contains(builds, b) {
+				builds = append(builds, b)
+			}
 		}
 	}
 	var runCPU, runWall float64
@@ -299,9 +307,28 @@ func studyNotes(dir string, m *sweep.Manifest, o *studyOptions) ([]string, error
 			hm(wall), parts, hm(runCPU+selfCPU), hm(runCPU), len(m.Runs), hm(selfCPU), hm(runWall)),
 		fmt.Sprintf("Machine: %s, %d cores (SIMD %s), %s/%s, %s; runs trained on host(s) %s.",
 			mc.CPU, mc.Cores, mc.SIMD, runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(hosts, ", ")),
-		"Build: graftrl " + versionString() + ".",
+		buildNote(builds, versionString()),
 	}
 	return notes, nil
+}
+
+// unrecordedBuild stands for a study-times.jsonl line without a build.
+const unrecordedBuild = "?"
+
+// buildNote says which graftrl trained and audited (the builds the study's training
+// invocations recorded) and which wrote the report, once when they are the same.
+func buildNote(trained []string, report string) string {
+	if len(trained) == 0 || (len(trained) == 1 && trained[0] == report) {
+		return "Build: graftrl " + report + "."
+	}
+	named := make([]string, len(trained))
+	for i, b := range trained {
+		named[i] = "graftrl " + b
+		if b == unrecordedBuild {
+			named[i] = "a graftrl that did not record its build"
+		}
+	}
+	return fmt.Sprintf("Build: runs trained and audited by %s; this report written by graftrl %s.", strings.Join(named, ", "), report)
 }
 
 // hm formats seconds as hours and minutes (minutes and seconds under an hour).

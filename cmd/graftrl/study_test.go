@@ -261,3 +261,19 @@ func treeHashes(t *testing.T, root string) map[string][32]byte {
 	}
 	return out
 }
+
+func TestStudyBuildNote(t *testing.T) {
+	for _, c := range []struct {
+		trained []string
+		want    string
+	}{
+		{nil, "Build: graftrl 0.1.0 (commit b)."},
+		{[]string{"0.1.0 (commit b)"}, "Build: graftrl 0.1.0 (commit b)."},
+		{[]string{"0.1.0 (commit a)"}, "Build: runs trained and audited by graftrl 0.1.0 (commit a); this report written by graftrl 0.1.0 (commit b)."},
+		{[]string{unrecordedBuild, "0.1.0 (commit b)"}, "Build: runs trained and audited by a graftrl that did not record its build, graftrl 0.1.0 (commit b); this report written by graftrl 0.1.0 (commit b)."},
+	} {
+		if got := buildNote(c.trained, "0.1.0 (commit b)"); got != c.want {
+			t.Errorf("buildNote(%q) = %q, want %q", c.trained, got, c.want)
+		}
+	}
+}
