@@ -38,7 +38,16 @@ func newTiny(t *testing.T, dir string, sets ...string) *Trainer {
 
 func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
 	t.Helper()
-	tr := newTiny(t, dir, sets...)
+	return runConfig(t, tinyConfig(t, dir, sets...))
+}
+
+// runConfig trains cfg to the end and returns the summary and metrics.jsonl.
+func runConfig(t *testing.T, cfg Config) (Summary, []byte) {
+	t.Helper()
+	tr, err := New(cfg, Options{Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
