@@ -25,7 +25,7 @@ const xlaCPUEnv = "GRAFTRL_XLA_CPU"
 // only in the order of floating-point operations: XLA fuses and reorders reductions (the
 // softmaxes, LayerNorms and the matmuls' sums over d_model and d_ff). A sum of n float32 terms of
 // magnitude ≤ 1 reordered moves by at most ~n·2⁻²⁴·Σ|x| and in practice ~√n·2⁻²⁴: for the ≤ 256
-// terms here 10⁻⁶–10⁻⁵ of the result. The 10⁻⁵ is the bound: absolute on logits of
+// terms here 10⁻⁶–10⁻⁵ of the result. The bound is 10⁻⁵: absolute on logits of
 // magnitude ≤ ~10, relative on the loss and on each gradient tensor (to its largest entry).
 const xlaTol = 1e-5
 
