@@ -5,7 +5,7 @@
 # Prints, per env and seed, the expert's and the SFT init's held-out greedy success, GRPO's and
 # GRAFT's at the end, each run's wall time and the share of it spent in the periodic evaluations
 # (timing.jsonl's time/eval; the iteration-0 evaluation is not in it), then the
-# medians and the bars (init within 10-70 % of the expert, a gain of at least
+# medians and the bars (init within 10-70 % of the expert, a gain of at least
 # min(0.15, gap/2), a run within 10 minutes). CI does not run it (about an hour on 2 cores).
 #
 #   scripts/envs-table.sh [ENV ...]          (default: maze frozenlake keydoor sokoban toolcalc shop)
