@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -51,16 +52,23 @@ func ValidateBackendName(name string) error {
 	case strings.HasPrefix(name, "xla:/"):
 		return nil
 	}
-	return fmt.Errorf("unknown backend %q (allowed: go, xla:cpu, xla:cuda, xla:/path/to/plugin.so)", name)
+	return fmt.Errorf("%w %q (allowed: go, xla:cpu, xla:cuda, xla:/path/to/plugin.so)", ErrUnknownBackend, name)
 }
 
-// ErrBackendUnavailable is wrapped by NewBackend's error when the chosen backend cannot be loaded
-// here (no PJRT plugin for it): the choice is refused, another backend or an installed plugin is
-// the way out.
+// ErrUnknownBackend is wrapped by the error of a backend name that is not one of the allowed
+// forms: bad input.
+var ErrUnknownBackend = errors.New("unknown backend")
+
+// ErrBackendUnavailable is wrapped by NewBackend's error when a valid backend cannot be loaded
+// here (no PJRT plugin for it, a file that is not one, no GPU for xla:cuda): a problem of the
+// machine, not of the input; another backend or an installed plugin is the way out.
 var ErrBackendUnavailable = errors.New("unavailable")
 
 // NewBackend creates the backend. Errors (unknown name, missing PJRT plugin) come back within
-// backendTimeout; GoMLX never downloads a plugin unless opts.InstallPlugin is set.
+// backendTimeout; GoMLX never downloads a plugin unless opts.InstallPlugin is set. A plugin
+// file is checked (CheckPluginFile, then the PJRT C API version it reports) before go-xla
+// initialises it, since go-xla crashes on files that are not plugins and on plugins of another
+// major API version.
 func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	name := ResolveBackendName(opts.Name)
 	if err := ValidateBackendName(name); err != nil {
@@ -71,6 +79,15 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	}
 	xla.EnableAutoInstall(opts.InstallPlugin)
 	plugin := strings.TrimPrefix(name, "xla:")
+	check := checkNamedPlugin
+	if filepath.IsAbs(plugin) {
+		check = checkPlugin
+	}
+	if !opts.InstallPlugin || filepath.IsAbs(plugin) {
+		if err := check(plugin); err != nil {
+			return nil, fmt.Errorf("backend %q %w: %v", name, ErrBackendUnavailable, err)
+		}
+	}
 	type result struct {
 		b   backends.Backend
 		err error
@@ -89,6 +106,9 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	case r := <-done:
 		if r.err != nil {
 			hint := "install the PJRT plugin for " + plugin + " (see README, Backends), or pass --install-plugin on a machine with internet access, or use --backend go"
+			if filepath.IsAbs(plugin) {
+				hint = "check the plugin file, or use --backend go"
+			}
 			return nil, fmt.Errorf("backend %q %w: %v; %s", name, ErrBackendUnavailable, r.err, hint)
 		}
 		return r.b, nil

@@ -29,22 +29,35 @@ const xlaCPUEnv = "GRAFTRL_XLA_CPU"
 // magnitude ≤ ~10, relative on the loss and on each gradient tensor (to its largest entry).
 const xlaTol = 1e-5
 
+// xlaBackendEnv names the XLA backend the conformance tests hold against the go backend
+// (default xla:cpu); scripts/gpu-check.sh sets it to xla:cuda. Set, it also makes a backend that
+// does not load a failure rather than a skip.
+const xlaBackendEnv = "GRAFTRL_XLA_BACKEND"
+
+// xlaName is the XLA backend under test: $GRAFTRL_XLA_BACKEND, else xla:cpu.
+func xlaName() string {
+	if v := os.Getenv(xlaBackendEnv); v != "" {
+		return v
+	}
+	return "xla:cpu"
+}
+
 var xlaBackend = sync.OnceValues(func() (backends.Backend, error) {
-	return policy.NewBackend(policy.BackendOptions{Name: "xla:cpu"})
+	return policy.NewBackend(policy.BackendOptions{Name: xlaName()})
 })
 
 var goBackend = sync.OnceValues(func() (backends.Backend, error) {
 	return policy.NewBackend(policy.BackendOptions{Name: "go"})
 })
 
-// bothBackends returns the xla:cpu and the go backend, skipping the test (failing it with
+// bothBackends returns the XLA backend under test (xlaName) and the go backend, skipping the test (failing it with
 // GRAFTRL_XLA_CPU=1) when the CPU PJRT plugin is not installed.
 func bothBackends(t *testing.T) (xla, gob backends.Backend) {
 	t.Helper()
 	xla, err := xlaBackend()
 	if err != nil {
-		if os.Getenv(xlaCPUEnv) == "1" {
-			t.Fatalf("%s=1 but the xla:cpu backend does not load: %v", xlaCPUEnv, err)
+		if os.Getenv(xlaCPUEnv) == "1" || os.Getenv(xlaBackendEnv) != "" {
+			t.Fatalf("%s=1 or %s set, but the %s backend does not load: %v", xlaCPUEnv, xlaBackendEnv, xlaName(), err)
 		}
 		t.Skipf("xla:cpu is not installed here (scripts/install-xla-cpu.sh installs it; %s=1 makes this a failure): %v", xlaCPUEnv, err)
 	}
@@ -299,7 +312,7 @@ func TestXLACPUSampling(t *testing.T) {
 		}
 		d, _ := maxAbsDiff(t, lg, lh)
 		if d > xlaTol {
-			t.Fatalf("position %d: graph decode on xla:cpu and host decode differ by %.3g", q, d)
+			t.Fatalf("position %d: graph decode on %s and host decode differ by %.3g", q, xlaName(), d)
 		}
 		worstPaths = math.Max(worstPaths, d)
 		for r := range rows {
@@ -339,10 +352,10 @@ func TestXLACPUSampling(t *testing.T) {
 			worst = math.Max(worst, d)
 		}
 	}
-	t.Logf("sampled %d×%d tokens through both paths: graph decode on xla:cpu vs host decode %.3g, vs the go backend's full forward %.3g",
-		rows, length, worstPaths, worst)
+	t.Logf("sampled %d×%d tokens through both paths: graph decode on %s vs host decode %.3g, vs the go backend's full forward %.3g",
+		rows, length, xlaName(), worstPaths, worst)
 	if worst > xlaTol {
-		t.Errorf("decode on xla:cpu differs from the go backend's forward pass by %.3g", worst)
+		t.Errorf("decode on %s differs from the go backend's forward pass by %.3g", xlaName(), worst)
 	}
 }
 

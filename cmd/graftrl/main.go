@@ -127,8 +127,9 @@ func run(args []string) int {
 }
 
 // exitStatus maps a command's error to the process's exit status: 0 for none, exitConfig for
-// refused input (configuration and usage errors, an unavailable backend, an input file over its
-// size limit), exitInterrupted for a clean stop on a signal, exitError for the rest. The CLI
+// refused input (configuration and usage errors, an unknown backend name, an input file over its
+// size limit), exitInterrupted for a clean stop on a signal, exitError for the rest (among them
+// a valid backend this machine cannot load: a missing or broken plugin, no GPU). The CLI
 // tests read statuses through it too, so the two cannot drift apart.
 func exitStatus(err error) int {
 	if err == nil {
@@ -137,7 +138,7 @@ func exitStatus(err error) int {
 	var ce *trainer.ConfigError
 	var ue *usageError
 	switch {
-	case errors.As(err, &ce) || errors.As(err, &ue) || errors.Is(err, policy.ErrBackendUnavailable) || errors.Is(err, limits.ErrTooLarge):
+	case errors.As(err, &ce) || errors.As(err, &ue) || errors.Is(err, policy.ErrUnknownBackend) || errors.Is(err, limits.ErrTooLarge):
 		return exitConfig
 	case errors.Is(err, trainer.ErrInterrupted):
 		return exitInterrupted

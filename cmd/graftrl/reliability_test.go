@@ -80,8 +80,8 @@ func TestRefusedInput(t *testing.T) {
 		{[]string{"version", "extra"}, "graftrl version: unknown command"},
 		// The output directory cannot be created: below a file.
 		{[]string{"train", "--config", cfg, "--out-dir", filepath.Join(cfg, "runs")}, "is not writable"},
-		// A backend whose plugin is missing.
-		{[]string{"train", "--config", cfg, "--out-dir", runs, "--backend", "xla:/nonexistent/pjrt_plugin.so"}, "unavailable"},
+		// An unknown backend (a missing plugin is status 1: TestBackendStatuses).
+		{[]string{"train", "--config", cfg, "--out-dir", runs, "--backend", "xla:gpu"}, `unknown backend "xla:gpu"`},
 	} {
 		out, stderr, code := graftrlCmd(t, bin, tc.args...)
 		if code != exitConfig || !strings.Contains(stderr, tc.want) {

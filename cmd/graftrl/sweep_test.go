@@ -85,6 +85,32 @@ func TestSweepDryRun(t *testing.T) {
 	}
 }
 
+// A sweep asks for GPUs: slurm.gpus becomes --gres=gpu:N in the batch script, with the
+// partition and the extra lines, and backend=xla:cuda (in set, or as a grid axis) reaches every
+// run's overrides. The dry run needs no GPU and no plugin: the backend is loaded by the tasks.
+func TestSweepDryRunGPU(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeSweepFiles(t, dir, "name: g\nbase: tiny.yaml\ngrid:\n  seed: [1, 2]\n  backend: [go, xla:cuda]\nset: [env_steps=30]\nexecutor: slurm\n"+
+		`slurm: {partition: gpu, time: "01:00:00", cpus_per_task: 4, gpus: 2, extra: ["#SBATCH --mem=16G", "export PJRT_PLUGIN_LIBRARY_PATH=/opt/pjrt"]}`+"\n")
+	out, stderr, code := cli(t, "sweep", "--config", cfg, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"#SBATCH --cpus-per-task=4\n#SBATCH --partition=gpu\n#SBATCH --time=01:00:00\n#SBATCH --gres=gpu:2\n#SBATCH --mem=16G\nexport PJRT_PLUGIN_LIBRARY_PATH=/opt/pjrt\n",
+		"seed=1 backend=go env_steps=30", "seed=2 backend=xla:cuda env_steps=30", "# submit: sbatch --parsable --array=0-3 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("GPU dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a dry run wrote the sweep directory")
+	}
+	bad := writeSweepFiles(t, dir, "name: g\nbase: tiny.yaml\ngrid:\n  backend: [xla:cuda, xla:gpu]\nexecutor: slurm\nslurm: {gpus: 1}\n")
+	if _, _, err := cliErr(t, "sweep", "--config", bad, "--dry-run"); exitStatus(err) != exitConfig || err == nil || !strings.Contains(err.Error(), `unknown backend "xla:gpu"`) {
+		t.Errorf("a bad backend in the grid: exit %d, %v; want 2 naming it", exitStatus(err), err)
+	}
+}
+
 // Bad sweep configs and flags exit with status 2, naming the key, the value and what is allowed.
 func TestSweepErrors(t *testing.T) {
 	dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -88,6 +89,10 @@ func (o *trainOptions) check() error {
 		return &usageError{fmt.Sprintf("--iterations: %d is out of range (allowed 1..%d; leave the flag out for the config's)", o.iterations, trainer.MaxIterations)}
 	case o.set["save-batches"] && o.saveBatch < 0:
 		return &usageError{fmt.Sprintf("--save-batches: %d is out of range (allowed 0 = none, or k ≥ 1: every k-th iteration)", o.saveBatch)}
+	case o.set["backend"]:
+		if err := policy.ValidateBackendName(o.backend); err != nil {
+			return &usageError{"--backend: " + err.Error()}
+		}
 	}
 	return nil
 }
