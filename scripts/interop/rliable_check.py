@@ -29,6 +29,8 @@ import numpy as np
 from rliable import library as rly
 from rliable import metrics
 
+from checks import finish, report
+
 EXACT = 1e-9
 CSV_TOL = 1e-6
 GRAFTRL_RESAMPLES = 2000  # the report's bootstrap (docs/study/report.md: 2000 resamples)
@@ -36,15 +38,6 @@ RESAMPLES = 10000  # rliable's resamples for IQM and mean intervals
 PROFILE_RESAMPLES = 2000  # rliable's default for create_performance_profile
 POI_RESAMPLES = 2000  # scipy's Mann-Whitney per task and resample is slow
 K = 4  # interval endpoints may lie K Monte Carlo standard errors apart, in probability
-
-failures = []
-
-
-def report(ok, name, detail):
-    print(("PASS" if ok else "FAIL") + " " + name + ": " + detail)
-    if not ok:
-        failures.append(name)
-
 
 def read_csv(path):
     with open(path, newline="") as f:
@@ -234,10 +227,7 @@ def main():
     point_checks(envs, methods, scores, ours, per_env, agg, prof)
     interval_checks(envs, methods, scores, per_env, agg, prof)
     info(envs, methods, scores)
-    if failures:
-        print(f"rliable check: {len(failures)} FAIL: {', '.join(failures)}")
-        sys.exit(1)
-    print("rliable check: all PASS")
+    finish("rliable check")
 
 
 if __name__ == "__main__":

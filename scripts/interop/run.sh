@@ -17,6 +17,7 @@ if [ ! -x "$venv/bin/python" ]; then
   mv "$venv.tmp" "$venv"
 fi
 py="$venv/bin/python"
+export PYTHONDONTWRITEBYTECODE=1
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -25,5 +26,9 @@ status=0
 echo "== interop: rliable (docs/study)"
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -count=1
 "$py" scripts/interop/rliable_check.py docs/study "$out/study_stats.json" || status=1
+
+echo "== interop: gymnasium FrozenLake-v1 (frozenlake map: 4x4, slip_mode: gymnasium)"
+GRAFTRL_INTEROP_OUT="$out" go test ./envs/frozenlake -run '^TestGymnasium' -count=1
+"$py" scripts/interop/frozenlake_check.py "$out/frozenlake_4x4.json" || status=1
 
 exit $status
