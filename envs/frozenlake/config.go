@@ -3,6 +3,7 @@ package frozenlake
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/graftrl/graftrl/envs"
 )
@@ -41,7 +42,40 @@ type Config struct {
 	InvalidPenalty float64 `yaml:"invalid_penalty"`
 	// SuccessReward is the outcome R of reaching the goal.
 	SuccessReward float64 `yaml:"success_reward"`
+	// Map selects a standard lake, the same for every task seed, instead of one drawn per task
+	// seed: MapGymnasium4x4. Empty (the default) draws the lakes.
+	Map string `yaml:"map"`
+	// SlipMode is how moves slip: SlipPerpendicular (the default, also when empty) or SlipGymnasium.
+	SlipMode string `yaml:"slip_mode"`
 }
+
+// Standard maps (Config.Map).
+const (
+	// MapGymnasium4x4 is gymnasium's FrozenLake-v1 default 4×4 map, "SFFF FHFH FFFH HFFG": start
+	// at r0 c0, goal at r3 c3, holes at r1 c1, r1 c3, r2 c3 and r3 c0.
+	MapGymnasium4x4 = "4x4"
+)
+
+// standardMaps holds the rows of each standard map in parseLayout's notation.
+var standardMaps = map[string][]string{
+	MapGymnasium4x4: {"S...", ".H.H", "...H", "H..G"},
+}
+
+// Slip modes (Config.SlipMode).
+const (
+	// SlipPerpendicular: a move goes the intended way with probability 1−slip and to each of the
+	// two perpendicular directions with probability slip/2; an intended move off the lake is an
+	// invalid action.
+	SlipPerpendicular = "perpendicular"
+	// SlipGymnasium is gymnasium's FrozenLake is_slippery=True: a move goes the intended way and
+	// to each of the two perpendicular directions with probability 1/3 each (the slip option is
+	// not used), and every move is valid: one that goes off the lake leaves the agent in place,
+	// an intended move towards the edge included.
+	SlipGymnasium = "gymnasium"
+)
+
+// gymnasiumSlips reports whether moves slip as gymnasium's do (SlipGymnasium).
+func (c Config) gymnasiumSlips() bool { return c.SlipMode == SlipGymnasium }
 
 // DefaultConfig returns the defaults for a lake of the given side. The turn cap leaves twice the
 // longest path for the detours that slips force.
@@ -85,7 +119,35 @@ func (c Config) Validate() error {
 		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
 			Reason: "is out of range", Allowed: "> 0 and <= 100"}
 	}
+	if c.SlipMode != "" && c.SlipMode != SlipPerpendicular && c.SlipMode != SlipGymnasium {
+		return &envs.OptionError{Env: Name, Key: "slip_mode", Value: c.SlipMode,
+			Reason: "is not a slip mode", Allowed: SlipPerpendicular + ", " + SlipGymnasium}
+	}
+	if c.Map == "" {
+		return nil
+	}
+	rows, ok := standardMaps[c.Map]
+	if !ok {
+		return &envs.OptionError{Env: Name, Key: "map", Value: c.Map, Reason: "is not a standard map", Allowed: MapGymnasium4x4}
+	}
+	if c.Size != len(rows) {
+		return &envs.OptionError{Env: Name, Key: "size", Value: c.Size, Reason: "differs from the map's",
+			Allowed: strconv.Itoa(len(rows)) + " for map " + c.Map}
+	}
+	if h := mapHoles(rows); c.Holes != h {
+		return &envs.OptionError{Env: Name, Key: "holes", Value: c.Holes, Reason: "differs from the map's",
+			Allowed: strconv.Itoa(h) + " for map " + c.Map}
+	}
 	return nil
+}
+
+// mapHoles counts the holes of a map's rows.
+func mapHoles(rows []string) int {
+	n := 0
+	for _, r := range rows {
+		n += strings.Count(r, "H")
+	}
+	return n
 }
 
 // sizeNote adds the lake side to a range that depends on it, so the message explains itself.
@@ -107,6 +169,11 @@ func ConfigFromOptions(opts envs.Options) (Config, error) {
 		return Config{}, err
 	}
 	cfg := DefaultConfig(probe.Size)
+	if rows, ok := standardMaps[probe.Map]; ok {
+		// A map fixes the side and the holes; explicit size and holes keys must agree with it.
+		cfg = DefaultConfig(len(rows))
+		cfg.Holes = mapHoles(rows)
+	}
 	if err := opts.Decode(Name, &cfg); err != nil {
 		return Config{}, err
 	}
@@ -126,6 +193,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
 		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
 		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
+		{Key: "map", Default: `""`, Help: "a standard lake for every task seed instead of one drawn per seed: 4x4 (gymnasium's FrozenLake-v1 map SFFF FHFH FFFH HFFG)"},
+		{Key: "slip_mode", Default: SlipPerpendicular, Help: "perpendicular (slip/2 each way, moves off the lake invalid) or gymnasium (is_slippery=True: ahead, left, right 1/3 each, every move valid)"},
 	}
 }
 

@@ -17,6 +17,8 @@ func TestConfigFromOptions(t *testing.T) {
 		{"defaults", nil, Config{Size: 4, Holes: 4, Slip: 0.2, MaxTurns: 16, InvalidPenalty: -0.1, SuccessReward: 1}},
 		{"size 6", envs.Options{"size": 6}, Config{Size: 6, Holes: 6, Slip: 0.2, MaxTurns: 24, InvalidPenalty: -0.1, SuccessReward: 1}},
 		{"no slip, own seed", envs.Options{"slip": 0, "slip_seed": -12}, Config{Size: 4, Holes: 4, Slip: 0, SlipSeed: -12, MaxTurns: 16, InvalidPenalty: -0.1, SuccessReward: 1}},
+		{"gymnasium's 4x4", envs.Options{"map": "4x4", "slip_mode": "gymnasium", "max_turns": 100},
+			Config{Size: 4, Holes: 4, Slip: 0.2, MaxTurns: 100, InvalidPenalty: -0.1, SuccessReward: 1, Map: "4x4", SlipMode: "gymnasium"}},
 		{"explicit keys win", envs.Options{"size": 7, "holes": 0, "max_turns": 12, "slip": 0.5},
 			Config{Size: 7, Holes: 0, Slip: 0.5, MaxTurns: 12, InvalidPenalty: -0.1, SuccessReward: 1}},
 	}
@@ -33,7 +35,7 @@ func TestConfigErrors(t *testing.T) {
 		opts envs.Options
 		want string
 	}{
-		{envs.Options{"slippery": true}, `env frozenlake: unknown option "slippery" (allowed: holes, invalid_penalty, max_turns, size, slip, slip_seed, success_reward)`},
+		{envs.Options{"slippery": true}, `env frozenlake: unknown option "slippery" (allowed: holes, invalid_penalty, map, max_turns, size, slip, slip_mode, slip_seed, success_reward)`},
 		{envs.Options{"size": 3}, `option "size": 3 is out of range (allowed 4..7)`},
 		{envs.Options{"holes": 5}, `option "holes": 5 is out of range (allowed 0..4 for size 4)`},
 		{envs.Options{"slip": 1}, `option "slip": 1 is out of range (allowed 0..0.9)`},
@@ -42,6 +44,10 @@ func TestConfigErrors(t *testing.T) {
 		{envs.Options{"max_turns": 5}, `option "max_turns": 5 is out of range (allowed 6..100 for size 4)`},
 		{envs.Options{"invalid_penalty": 1}, `option "invalid_penalty": 1 is out of range (allowed -1..0)`},
 		{envs.Options{"success_reward": 0}, `option "success_reward": 0 is out of range (allowed > 0 and <= 100)`},
+		{envs.Options{"map": "8x8"}, `option "map": "8x8" is not a standard map (allowed 4x4)`},
+		{envs.Options{"map": "4x4", "size": 5}, `option "size": 5 differs from the map's (allowed 4 for map 4x4)`},
+		{envs.Options{"map": "4x4", "holes": 3}, `option "holes": 3 differs from the map's (allowed 4 for map 4x4)`},
+		{envs.Options{"slip_mode": "thirds"}, `option "slip_mode": "thirds" is not a slip mode (allowed perpendicular, gymnasium)`},
 	}
 	for _, tc := range tests {
 		_, err := ConfigFromOptions(tc.opts)
@@ -61,8 +67,8 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Options) != 7 {
-		t.Errorf("%d option docs, want 7", len(s.Options))
+	if len(s.Options) != 9 {
+		t.Errorf("%d option docs, want 9", len(s.Options))
 	}
 	for _, d := range s.Options {
 		if _, err := ConfigFromOptions(envs.Options{d.Key + "x": 1}); err == nil || !strings.Contains(err.Error(), d.Key) {

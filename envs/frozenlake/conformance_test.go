@@ -20,9 +20,9 @@ func suiteOptions() []envtest.Option {
 	}
 }
 
-// TestConformance runs the envs conformance suite, expert checks included, on every size, and
-// without slips, where the lake is deterministic and the suite's Bellman check of the distances
-// applies.
+// TestConformance runs the envs conformance suite, expert checks included, on every size, without
+// slips, where the lake is deterministic and the suite's Bellman check of the distances applies,
+// and on gymnasium's 4×4 map with its slips.
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
@@ -34,6 +34,14 @@ func TestConformance(t *testing.T) {
 		cfg.Slip = 0
 		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) },
 			envtest.ActionSet("up", "down", "left", "right"), envtest.Penalty(cfg.InvalidPenalty))
+	})
+	t.Run("gymnasium4x4", func(t *testing.T) {
+		cfg, err := ConfigFromOptions(envs.Options{"map": MapGymnasium4x4, "slip_mode": SlipGymnasium, "max_turns": 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One map for every task seed: two seeds, so that the suite does not ask the tasks to differ.
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Seeds(0, 1))...)
 	})
 }
 

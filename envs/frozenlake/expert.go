@@ -18,11 +18,12 @@ const tieTolerance = 1e-12
 // move[h][i] the expert's move there (-1 on the goal and in holes, where no move is made).
 type plan struct {
 	// The lake and the options the plan was computed for; it serves only those.
-	lake  layout
-	slip  float64
-	turns int
-	value [][maxCells]float64
-	move  [][maxCells]int8
+	lake      layout
+	slip      float64
+	gymnasium bool // SlipGymnasium's dynamics
+	turns     int
+	value     [][maxCells]float64
+	move      [][maxCells]int8
 }
 
 // newPlan runs value iteration (the Bellman optimality equation of success probability, with turns
@@ -37,8 +38,11 @@ type plan struct {
 // probability (V_h is nondecreasing in h). Ties (within tieTolerance) go to the move whose intended
 // cell is closest to the goal without slips, then to the first in the order up, down, left, right;
 // V_h(i) is the value of the move chosen, so it is exactly the expert's success probability.
-func newPlan(lake layout, slip float64, turns int) *plan {
-	p := &plan{lake: lake, slip: slip, turns: turns,
+//
+// Under SlipGymnasium (gymnasium true) every move is valid and Q_h(i, a) weighs the three cells 1/3
+// each, a move off the lake landing on i.
+func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
+	p := &plan{lake: lake, slip: slip, gymnasium: gymnasium, turns: turns,
 		value: make([][maxCells]float64, turns+1), move: make([][maxCells]int8, turns+1)}
 	// slipFree ranks a move by the slip-free distance of its intended cell; holes and cells cut off
 	// from the goal come last.
@@ -65,8 +69,8 @@ func newPlan(lake layout, slip float64, turns int) *plan {
 				best := math.Inf(-1)
 				for d := range numDirections {
 					q[d] = math.Inf(-1)
-					if _, ok := lake.neighbour(i, d); ok {
-						q[d] = lake.expected(prev, slip, i, d)
+					if _, ok := lake.neighbour(i, d); ok || gymnasium {
+						q[d] = lake.expected(prev, slip, gymnasium, i, d)
 						best = max(best, q[d])
 					}
 				}
@@ -78,7 +82,11 @@ func newPlan(lake layout, slip float64, turns int) *plan {
 					if q[d] < best-tieTolerance {
 						continue
 					}
-					if j, _ := lake.neighbour(i, d); chosen < 0 || slipFree(j) < rank {
+					j, ok := lake.neighbour(i, d)
+					if !ok {
+						j = i // a move towards the edge, valid under SlipGymnasium
+					}
+					if chosen < 0 || slipFree(j) < rank {
 						chosen, rank = int(d), slipFree(j)
 					}
 				}
@@ -91,12 +99,15 @@ func newPlan(lake layout, slip float64, turns int) *plan {
 
 // expected is Q_h(i, d) of newPlan: the mean of v (the values with one turn less) over the cells a
 // move from i in direction d lands on, weighted by the slip probabilities.
-func (l *layout) expected(v *[maxCells]float64, slip float64, i int, d direction) float64 {
+func (l *layout) expected(v *[maxCells]float64, slip float64, gymnasium bool, i int, d direction) float64 {
 	land := func(d direction) int {
 		if j, ok := l.neighbour(i, d); ok {
 			return j
 		}
 		return i // against the edge
+	}
+	if gymnasium {
+		return (v[land(d)] + v[land(turnLeft(d))] + v[land(turnRight(d))]) / 3
 	}
 	return (1-slip)*v[land(d)] + slip/2*v[land(turnLeft(d))] + slip/2*v[land(turnRight(d))]
 }
@@ -104,10 +115,10 @@ func (l *layout) expected(v *[maxCells]float64, slip float64, i int, d direction
 // expertPlan returns the plan of the current lake, computing it on first use. A new lake or new
 // options get a new plan; clones share the old one, which is never written.
 func (f *FrozenLake) expertPlan() *plan {
-	if p := f.plan; p != nil && p.lake == f.layout && p.slip == f.cfg.Slip && p.turns == f.cfg.MaxTurns {
+	if p := f.plan; p != nil && p.lake == f.layout && p.slip == f.cfg.Slip && p.gymnasium == f.cfg.gymnasiumSlips() && p.turns == f.cfg.MaxTurns {
 		return p
 	}
-	f.plan = newPlan(f.layout, f.cfg.Slip, f.cfg.MaxTurns)
+	f.plan = newPlan(f.layout, f.cfg.Slip, f.cfg.gymnasiumSlips(), f.cfg.MaxTurns)
 	return f.plan
 }
 
@@ -116,7 +127,7 @@ func (f *FrozenLake) expertPlan() *plan {
 func (f *FrozenLake) ValidActions() []string {
 	return grid.ValidMoves(f.started && !f.over, func(d direction) (int, bool) {
 		_, ok := f.neighbour(f.agent, d)
-		return envs.DistUnknown, ok
+		return envs.DistUnknown, ok || f.cfg.gymnasiumSlips()
 	})
 }
 

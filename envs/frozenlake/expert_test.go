@@ -64,7 +64,7 @@ func evaluate(l layout, slip float64, turns int, move func(h, i int) direction) 
 			case l.cells[i] == goal:
 				v[h][i] = 1
 			case l.cells[i] != hole && h > 0:
-				v[h][i] = l.expected(&v[h-1], slip, i, move(h, i))
+				v[h][i] = l.expected(&v[h-1], slip, false, i, move(h, i))
 			}
 		}
 	}

@@ -44,13 +44,20 @@
 // Info.Distance is the number of moves to the goal if no move slipped (a breadth-first search
 // avoiding holes): the optimal path of the slip-free lake, not an expected number of moves.
 //
+// Gymnasium's FrozenLake-v1. Option map: 4x4 replaces the drawn lakes by gymnasium's default 4×4 map
+// (SFFF FHFH FFFH HFFG) for every task seed; option slip_mode: gymnasium replaces the slips by those
+// of is_slippery=True: u < 1/3 the intended way, u < 2/3 a left turn, otherwise a right turn (slip is
+// not used), and every move is valid, one that goes off the lake leaving the agent in place. With
+// both (and max_turns: 100, gymnasium's step cap) the dynamics are gymnasium's transition table P.
+//
 // The state key is the agent's cell, "r<R>c<C>"; it identifies a state within one task.
 //
 // Vocabulary (23 words, the same for every option): r0..r6, c0..c6, open, wall, hole, goal, up, down,
 // left, right, invalid.
 //
 // Options (see Config): size (default 4), holes (size), slip (0.2), slip_seed (0), max_turns
-// (4*(size-1)+4: 16 for size 4), invalid_penalty (-0.1), success_reward (1).
+// (4*(size-1)+4: 16 for size 4), invalid_penalty (-0.1), success_reward (1), map ("": drawn lakes),
+// slip_mode (perpendicular).
 //
 // Import the package for its side effect of registering "frozenlake" (or import envs/all).
 package frozenlake
@@ -180,6 +187,13 @@ func New(cfg Config) (*FrozenLake, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Map != "" {
+		l, err := parseLayout(standardMaps[cfg.Map])
+		if err != nil {
+			return nil, err
+		}
+		return &FrozenLake{cfg: cfg, layout: l, fixed: true}, nil
+	}
 	return &FrozenLake{cfg: cfg}, nil
 }
 
@@ -250,7 +264,7 @@ func (f *FrozenLake) Step(action string) (envs.Observation, error) {
 	f.turn++
 	var obs envs.Observation
 	d, ok := grid.ParseDirection(action)
-	if ok {
+	if ok && !f.cfg.gymnasiumSlips() {
 		_, ok = f.neighbour(f.agent, d)
 	}
 	if !ok {
@@ -290,6 +304,15 @@ func (f *FrozenLake) Step(action string) (envs.Observation, error) {
 // slip draws the direction a move in direction d actually takes (see the package doc).
 func (f *FrozenLake) slip(d direction) direction {
 	u := float64(f.slips.Uint64()>>11) / (1 << 53)
+	if f.cfg.gymnasiumSlips() {
+		switch {
+		case u < 1.0/3:
+			return d
+		case u < 2.0/3:
+			return turnLeft(d)
+		}
+		return turnRight(d)
+	}
 	switch {
 	case u < 1-f.cfg.Slip:
 		return d
