@@ -12,13 +12,14 @@ For every episode, OpenEnv's GenericEnvClient (one WebSocket session per episode
 reset(seed=task_seed[, episode_seed=...]) and the recorded actions as {"message": action}.
 Checks, each printing PASS or FAIL with its numbers (exit status 1 on any FAIL):
   1. per env, every reply equals the local env's: on reset the observation's text, instruction,
-     state_key and info.distance, reward None and done False; on every step the observation's
-     text, state_key, step_reward, outcome, truncated and info (success, invalid_action,
-     distance, extra), the StepResult's reward equal to step_reward + outcome (exactly, as
+     state_key and info.distance, its metadata the empty object (as OpenEnv's servers send it),
+     reward None and done False; on every step the observation's metadata, text, state_key,
+     step_reward, outcome, truncated and info (success, invalid_action, distance, extra), the
+     StepResult's reward equal to step_reward + outcome (exactly, as
      floats) and its done equal to terminated or truncated; the episode ends where the local
      one ended;
-  2. state() after the episode reports the number of steps taken;
-  3. a step with an unknown action key is answered with OpenEnv's VALIDATION_ERROR, raised by
+     after the episode, state() reports the number of steps taken and the task seed;
+  2. a step with an unknown action key is answered with OpenEnv's VALIDATION_ERROR, raised by
      the client, and the session stays usable.
 """
 
@@ -49,6 +50,7 @@ def check_episode(client, ep, diffs):
     compare(f"{tag} reset instruction", o.get("instruction"), ep["instruction"], diffs)
     compare(f"{tag} reset state_key", o.get("state_key"), ep["state_key"], diffs)
     compare(f"{tag} reset distance", o.get("info", {}).get("distance"), ep["distance"], diffs)
+    compare(f"{tag} reset metadata", o.get("metadata"), {}, diffs)
     compare(f"{tag} reset reward", r.reward, None, diffs)
     compare(f"{tag} reset done", r.done, False, diffs)
     n = 1
@@ -57,6 +59,7 @@ def check_episode(client, ep, diffs):
         o = r.observation
         info = o.get("info", {})
         at = f"{tag} step {i + 1} ({s['action']!r})"
+        compare(f"{at} metadata", o.get("metadata"), {}, diffs)
         compare(f"{at} text", o.get("text"), s["text"], diffs)
         compare(f"{at} state_key", o.get("state_key"), s["state_key"], diffs)
         compare(f"{at} step_reward", float(o.get("step_reward")), float(s["step_reward"]), diffs)

@@ -59,6 +59,7 @@ GRAFTRL_INTEROP_OUT="$out" go test ./envs/frozenlake -run '^TestGymnasium' -coun
 "$py" scripts/interop/frozenlake_check.py "$out/frozenlake_4x4.json" || status=1
 
 echo "== interop: OpenEnv's server framework, graftrl's openenv env training and evaluating"
+openenv_start=$SECONDS
 go build -o "$out/graftrl" ./cmd/graftrl
 "$py_openenv" scripts/interop/openenv_corridor.py "$out/corridor.log" >"$out/corridor.out" 2>&1 &
 pids+=($!)
@@ -80,5 +81,6 @@ for env in $("$py_openenv" -c 'import json,sys; print(" ".join(sorted({e["env"] 
   served+=("$env=$(await "$out/serve-$env.out" '.*(HTTP \(http:[^;]*\);.*')")
 done
 "$py_openenv" scripts/interop/openenv_client_check.py "$out/openenv_episodes.json" "${served[@]}" || status=1
+echo "interop: OpenEnv checks $((SECONDS - openenv_start)) s"
 
 exit $status
