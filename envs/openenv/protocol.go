@@ -65,8 +65,10 @@ const (
 
 // wireObservation is the observation object graftrl's server sends: the env's envs.Observation in
 // snake_case with Reward renamed step_reward (the envelope's reward is the step's total) and Done
-// lifted to the envelope, plus the instruction (in reset replies) and the state key.
+// lifted to the envelope, plus the instruction (in reset replies) and the state key. Metadata is
+// always the empty object, where OpenEnv's servers (0.10) keep an observation's metadata field.
 type wireObservation struct {
+	Metadata    struct{} `json:"metadata"`
 	Text        string   `json:"text"`
 	Instruction *string  `json:"instruction,omitempty"`
 	StateKey    string   `json:"state_key"`

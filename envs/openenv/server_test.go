@@ -17,7 +17,8 @@ import (
 )
 
 // TestSessionEnvelopes plays a maze episode on a raw socket and checks every reply against the
-// env played directly: OpenEnv's envelope and graftrl's fields.
+// env played directly: OpenEnv's envelope, the observation's empty metadata (as OpenEnv 0.10's
+// servers send it) and graftrl's fields.
 func TestSessionEnvelopes(t *testing.T) {
 	_, url := startServer(t, openenv.ServerOptions{Env: "maze"})
 	direct, err := envs.New("maze", nil)
@@ -36,7 +37,7 @@ func TestSessionEnvelopes(t *testing.T) {
 		t.Errorf("reset envelope: reward %v done %v, want null and false", d["reward"], d["done"])
 	}
 	obs := d["observation"].(map[string]any)
-	want := map[string]any{"text": first.Text, "instruction": ins, "state_key": direct.StateKey(), "step_reward": 0.0,
+	want := map[string]any{"metadata": map[string]any{}, "text": first.Text, "instruction": ins, "state_key": direct.StateKey(), "step_reward": 0.0,
 		"outcome": 0.0, "truncated": false,
 		"info": map[string]any{"success": false, "invalid_action": false, "distance": float64(first.Info.Distance)}}
 	if !jsonEqual(obs, want) {
@@ -52,7 +53,7 @@ func TestSessionEnvelopes(t *testing.T) {
 		m := ask(t, c, `{"type":"step","data":{"message":"`+a+`"}}`)
 		d := data(t, m)
 		obs := d["observation"].(map[string]any)
-		want := map[string]any{"text": o.Text, "state_key": direct.StateKey(), "step_reward": o.Reward, "outcome": o.Outcome,
+		want := map[string]any{"metadata": map[string]any{}, "text": o.Text, "state_key": direct.StateKey(), "step_reward": o.Reward, "outcome": o.Outcome,
 			"truncated": o.Truncated, "info": map[string]any{"success": o.Info.Success, "invalid_action": o.Info.Invalid, "distance": float64(o.Info.Distance)}}
 		if !jsonEqual(obs, want) || d["reward"] != o.Reward+o.Outcome || d["done"] != o.Over() {
 			t.Fatalf("step %d %q: %v\nwant observation %v reward %v done %v", i, a, d, want, o.Reward+o.Outcome, o.Over())

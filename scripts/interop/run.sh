@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
-# Interop checks: graftrl's statistics against rliable and its frozenlake against gymnasium's
-# FrozenLake-v1 (README: Interop). Creates a virtual environment with the pinned packages of
-# requirements.txt (kept under ~/.cache/graftrl, keyed by the file's hash), asks the Go tests for
-# graftrl's side, and runs each Python check; every check prints PASS or FAIL with its numbers.
-# Exits non-zero when any check fails.
+# Interop checks: graftrl's statistics against rliable, its frozenlake against gymnasium's
+# FrozenLake-v1, and OpenEnv both ways (README: Interop). Creates virtual environments with the
+# pinned packages of requirements.txt and requirements-openenv.txt (kept under ~/.cache/graftrl,
+# keyed by each file's hash), asks the Go tests for graftrl's side, starts the servers on loopback
+# ports the kernel picks (stopped on exit), and runs each Python check; every check prints PASS or
+# FAIL with its numbers. Exits non-zero when any check fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-req=scripts/interop/requirements.txt
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/graftrl/interop-$(sha256sum "$req" | cut -c1-12)"
-if [ ! -x "$venv/bin/python" ]; then
-  echo "== interop: creating $venv"
-  rm -rf "$venv.tmp"
-  python3 -m venv "$venv.tmp"
-  "$venv.tmp/bin/pip" install --quiet --disable-pip-version-check -r "$req"
-  mv "$venv.tmp" "$venv"
-fi
-py="$venv/bin/python"
+# venv REQUIREMENTS: prints the python of the virtual environment of REQUIREMENTS, created once.
+venv() {
+  local dir
+  dir="${XDG_CACHE_HOME:-$HOME/.cache}/graftrl/interop-$(sha256sum "$1" | cut -c1-12)"
+  if [ ! -x "$dir/bin/python" ]; then
+    echo "== interop: creating $dir" >&2
+    rm -rf "$dir.tmp"
+    python3 -m venv "$dir.tmp"
+    "$dir.tmp/bin/pip" install --quiet --disable-pip-version-check -r "$1" >&2
+    mv "$dir.tmp" "$dir"
+  fi
+  echo "$dir/bin/python"
+}
+py=$(venv scripts/interop/requirements.txt)
+py_openenv=$(venv scripts/interop/requirements-openenv.txt)
 export PYTHONDONTWRITEBYTECODE=1
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$out"
+}
+trap cleanup EXIT
 status=0
+
+# await FILE PATTERN: waits up to 60 s for a line of FILE matching the sed pattern and prints its
+# first group; fails when the server that writes FILE (the last one started) exits first.
+await() {
+  local i line
+  for i in $(seq 600); do
+    line=$(sed -n "s/$2/\1/p" "$1" | head -1)
+    if [ -n "$line" ]; then echo "$line"; return 0; fi
+    if ! kill -0 "${pids[-1]}" 2>/dev/null; then cat "$1" >&2; return 1; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for $1" >&2
+  return 1
+}
 
 echo "== interop: rliable (docs/study)"
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -count=1
@@ -30,5 +57,30 @@ GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -cou
 echo "== interop: gymnasium FrozenLake-v1 (frozenlake map: 4x4, slip_mode: gymnasium)"
 GRAFTRL_INTEROP_OUT="$out" go test ./envs/frozenlake -run '^TestGymnasium' -count=1
 "$py" scripts/interop/frozenlake_check.py "$out/frozenlake_4x4.json" || status=1
+
+echo "== interop: OpenEnv's server framework, graftrl's openenv env training and evaluating"
+openenv_start=$SECONDS
+go build -o "$out/graftrl" ./cmd/graftrl
+"$py_openenv" scripts/interop/openenv_corridor.py "$out/corridor.log" >"$out/corridor.out" 2>&1 &
+pids+=($!)
+port=$(await "$out/corridor.out" '^listening on \([0-9]*\)$')
+touch "$out/corridor.log"
+"$out/graftrl" train --quiet --config scripts/interop/openenv_corridor.yaml --out-dir "$out/runs" \
+  --set "env.url=ws://127.0.0.1:$port"
+train_lines=$(wc -l <"$out/corridor.log")
+"$out/graftrl" eval --run "$out/runs/openenv-corridor" --json >"$out/corridor_eval.json"
+"$py_openenv" scripts/interop/openenv_corridor_check.py "$out/runs/openenv-corridor" "$out/corridor.log" \
+  "$train_lines" "$out/corridor_eval.json" || status=1
+
+echo "== interop: OpenEnv's client against graftrl serve-env"
+GRAFTRL_INTEROP_OUT="$out" go test ./envs/openenv -run '^TestInteropEpisodesExport$' -count=1
+served=()
+for env in $("$py_openenv" -c 'import json,sys; print(" ".join(sorted({e["env"] for e in json.load(open(sys.argv[1]))["episodes"]})))' "$out/openenv_episodes.json"); do
+  "$out/graftrl" serve-env --env "$env" --addr 127.0.0.1:0 >"$out/serve-$env.out" 2>&1 &
+  pids+=($!)
+  served+=("$env=$(await "$out/serve-$env.out" '.*(HTTP \(http:[^;]*\);.*')")
+done
+"$py_openenv" scripts/interop/openenv_client_check.py "$out/openenv_episodes.json" "${served[@]}" || status=1
+echo "interop: OpenEnv checks $((SECONDS - openenv_start)) s"
 
 exit $status
