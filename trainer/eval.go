@@ -24,6 +24,7 @@ func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 		return nil, err
 	}
 	t.evalStart, t.evalStartIter = state, t.iter
+	t.evalEpisodes, t.evalErrors, t.evalFirstErr = 0, 0, ""
 	panels := []struct {
 		name  string
 		tasks []int64
@@ -46,6 +47,14 @@ func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 				mode = "sampled"
 			}
 			addEpisodeStats(m, "eval/"+p.name+"/"+mode+"/", b)
+			for i := range b.Trajs {
+				t.evalEpisodes++
+				if e := b.Trajs[i].Err; e != "" {
+					if t.evalErrors++; t.evalFirstErr == "" {
+						t.evalFirstErr = e
+					}
+				}
+			}
 		}
 	}
 	m["eval/success"] = m["eval/train/greedy/success"]
@@ -121,6 +130,10 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	m, err := t.evaluate(context.Background())
 	if err != nil {
 		return nil, err
+	}
+	if t.evalEpisodes > 0 && t.evalErrors == t.evalEpisodes {
+		return nil, fmt.Errorf("evaluate %s: all %d episodes failed, so nothing was evaluated (the first: %s)",
+			ckpt, t.evalEpisodes, t.evalFirstErr)
 	}
 	m["checkpoint"] = ckpt
 	return m, nil

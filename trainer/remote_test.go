@@ -19,14 +19,17 @@ import (
 	"github.com/graftrl/graftrl/rundir"
 )
 
-// hookedEnv is an env whose every Step first calls hook (with the server's step count).
+// hookedEnv is an env whose every Step first calls hook (with the server's step count); a hook
+// error fails the step.
 type hookedEnv struct {
 	envs.Env
-	hook func()
+	hook func() error
 }
 
 func (h *hookedEnv) Step(a string) (envs.Observation, error) {
-	h.hook()
+	if err := h.hook(); err != nil {
+		return envs.Observation{}, err
+	}
 	return h.Env.Step(a)
 }
 
@@ -40,6 +43,8 @@ type remoteServer struct {
 	steps atomic.Int64
 	// onStep runs in the server's env calls after each step is counted.
 	onStep func(n int64)
+	// failSteps makes every env step fail.
+	failSteps atomic.Bool
 
 	mu  sync.Mutex
 	srv *openenv.Server
@@ -59,10 +64,14 @@ func newRemoteServer(t *testing.T) *remoteServer {
 func (r *remoteServer) serve(ln net.Listener) {
 	srv, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: r.addr, NewEnv: func() (envs.Env, error) {
 		m, err := envs.New("maze", envs.Options{"size": 5})
-		return &hookedEnv{Env: m, hook: func() {
+		return &hookedEnv{Env: m, hook: func() error {
 			if n := r.steps.Add(1); r.onStep != nil {
 				r.onStep(n)
 			}
+			if r.failSteps.Load() {
+				return errors.New("the env's step failed")
+			}
+			return nil
 		}}, err
 	}})
 	if err != nil {
@@ -255,5 +264,27 @@ func TestInterruptWhileWaitingOnRemote(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("resumed metrics differ from the straight run's:\n got %s\nwant %s", got, want)
+	}
+}
+
+// graftrl eval of a remote run whose env fails every step: every episode fails, and the
+// evaluation is an error naming the count and the first failure, not a success rate of 0.
+func TestEvaluateRunAllEpisodesFailed(t *testing.T) {
+	r := newRemoteServer(t)
+	dir := t.TempDir()
+	tr := remoteTiny(t, dir, r, "iterations=2", "checkpoint.every=1", "faults.retries=0")
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run := tr.Dir()
+	tr.Close()
+	if _, err := EvaluateRun(run, "", Options{Quiet: true, Out: io.Discard}); err != nil {
+		t.Fatalf("eval with a healthy server: %v", err)
+	}
+	r.failSteps.Store(true)
+	m, err := EvaluateRun(run, "", Options{Quiet: true, Out: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "all 8 episodes failed, so nothing was evaluated (the first: ") ||
+		!strings.Contains(err.Error(), "the env's step failed") {
+		t.Fatalf("eval when every step fails: metrics %v, error %v; want all 8 episodes (2 panels × 2 tasks, greedy and sampled) failed", m, err)
 	}
 }

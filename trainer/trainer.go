@@ -62,6 +62,10 @@ type Trainer struct {
 	// evalStartIter started (see trainerState.EvalRNG).
 	evalStart     []byte
 	evalStartIter int
+	// evalEpisodes and evalErrors count the episodes of the latest evaluation and those that
+	// failed with an error (evalFirstErr is the first failure's message).
+	evalEpisodes, evalErrors int
+	evalFirstErr             string
 
 	iter     int
 	envSteps int64
