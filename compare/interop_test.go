@@ -3,7 +3,6 @@ package compare
 import (
 	"cmp"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/graftrl/graftrl/internal/interoptest"
 )
 
 // The study's committed report (docs/study) is the input of the rliable side-by-side check
@@ -211,15 +212,5 @@ func TestInteropStudyStats(t *testing.T) {
 		near(t, fmt.Sprintf("%s profile τ=%v", m, st.Taus[k]), st.Profiles[m][k], want["frac"])
 	}
 
-	dir := os.Getenv("GRAFTRL_INTEROP_OUT")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	b, err := json.MarshalIndent(st, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "study_stats.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	interoptest.WriteJSON(t, "study_stats.json", st)
 }

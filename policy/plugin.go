@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // PluginPathEnv lists the folders searched for PJRT plugins (colon-separated); when set it
@@ -136,16 +137,7 @@ func HasNVIDIAGPU() bool {
 // does: every plugin file in PluginDirs (go-xla opens them all to list the available ones; a
 // file that is not a plugin crashes that listing), and a GPU for a CUDA plugin.
 func checkNamedPlugin(name string) error {
-	gpu := -1 // not yet looked for
-	hasGPU := func() bool {
-		if gpu < 0 {
-			gpu = 0
-			if HasNVIDIAGPU() {
-				gpu = 1
-			}
-		}
-		return gpu == 1
-	}
+	hasGPU := sync.OnceValue(HasNVIDIAGPU) // looked for once, and only when a CUDA name needs it
 	if isCUDAName(name) && !hasGPU() {
 		return fmt.Errorf("no NVIDIA GPU on this machine (no /dev/nvidia* device, no nvidia-smi that finds one), so no CUDA plugin can run; use --backend xla:cpu or go")
 	}

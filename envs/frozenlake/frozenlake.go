@@ -188,11 +188,7 @@ func New(cfg Config) (*FrozenLake, error) {
 		return nil, err
 	}
 	if cfg.Map != "" {
-		l, err := parseLayout(standardMaps[cfg.Map])
-		if err != nil {
-			return nil, err
-		}
-		return &FrozenLake{cfg: cfg, layout: l, fixed: true}, nil
+		return newFromGrid(standardMaps[cfg.Map], cfg) // Validate checked the size against the map
 	}
 	return &FrozenLake{cfg: cfg}, nil
 }

@@ -1,15 +1,13 @@
 package frozenlake
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/grid"
+	"github.com/graftrl/graftrl/internal/interoptest"
 )
 
 // The exact transition distribution of a lake, for the gymnasium check
@@ -201,18 +199,7 @@ func TestGymnasiumExport(t *testing.T) {
 	if !(tr.Expert[0].Success > 0 && tr.Expert[0].Success < tr.Expert[1].Success && tr.Expert[1].Success < 1) {
 		t.Errorf("expert success %+v, want 0 < at 16 < at 100 < 1", tr.Expert)
 	}
-	dir := os.Getenv("GRAFTRL_INTEROP_OUT")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	b, err := json.MarshalIndent(tr, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("frozenlake_%s.json", tr.Map)
-	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	interoptest.WriteJSON(t, fmt.Sprintf("frozenlake_%s.json", tr.Map), tr)
 }
 
 // TestGymnasiumEdgeMoves pins the edge rule of the two slip modes on the map's start (r0 c0):

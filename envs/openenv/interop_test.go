@@ -1,16 +1,14 @@
 package openenv_test
 
 import (
-	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/openenv"
+	"github.com/graftrl/graftrl/internal/interoptest"
 )
 
 // Local episodes for the OpenEnv client check (scripts/interop/openenv_client_check.py):
@@ -156,18 +154,7 @@ func TestInteropEpisodesExport(t *testing.T) {
 		t.Errorf("the episodes have %d invalid actions and %d successes; want some of each", invalid, success)
 	}
 	t.Logf("%d episodes: %d invalid actions, %d successes, %d truncated", len(all), invalid, success, capped)
-	dir := os.Getenv("GRAFTRL_INTEROP_OUT")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	b, err := json.MarshalIndent(map[string]any{"episodes": all}, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), `"env": "maze"`) {
+	if b := interoptest.WriteJSON(t, "openenv_episodes.json", map[string]any{"episodes": all}); !strings.Contains(string(b), `"env": "maze"`) {
 		t.Errorf("maze is missing from the export")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "openenv_episodes.json"), b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
