@@ -303,7 +303,7 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 
 	ws.ae = grpo.Zeroed(ws.ae, len(group))
 	if o.EpisodeWeight != 0 {
-		grpo.EpisodeAdvantages(b, group, o.Score, o.EpisodeNorm, o.Eps, ws.ae) // A^E_i
+		grpo.EpisodeAdvantages(b, group, o.Score, o.EpisodeNorm, grpo.StdPopulation, o.Eps, ws.ae) // A^E_i
 	}
 	j := 0
 	for k, i := range group {

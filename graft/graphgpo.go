@@ -93,7 +93,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 	var groups, equal, noGoal, nodes, goalNodes, unreachable, edges, steps, singles int
 	for _, group := range b.Groups() {
 		ae = grpo.Zeroed(ae, len(group))
-		uniform, valid := grpo.EpisodeAdvantages(b, group, o.Score, o.Norm, o.Eps, ae) // A^E_i
+		uniform, valid := grpo.EpisodeAdvantages(b, group, o.Score, o.Norm, grpo.StdPopulation, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
 		}

@@ -84,7 +84,7 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 	}
 	for _, group := range b.Groups() {
 		ae = Zeroed(ae, len(group))
-		uniform, valid := EpisodeAdvantages(b, group, o.Score, o.Norm, o.Eps, ae) // A^E_i
+		uniform, valid := EpisodeAdvantages(b, group, o.Score, o.Norm, StdPopulation, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
 		}

@@ -19,10 +19,13 @@ type Options struct {
 	Eps float64 `yaml:"eps"`
 	// Score is what R_i is: "return" (outcome plus step rewards, default) or "outcome".
 	Score Score `yaml:"score"`
+	// Std is the form of std_j R_j: "sample" (N−1, torch.std's and so TRL's and verl's; default)
+	// or "population" (N). Dr.GRPO does not divide and ignores it.
+	Std Std `yaml:"std"`
 }
 
-// DefaultOptions returns the ALGORITHMS.md defaults: eps 1e-6, score return.
-func DefaultOptions() Options { return Options{Eps: 1e-6, Score: ScoreReturn} }
+// DefaultOptions returns the ALGORITHMS.md defaults: eps 1e-6, score return, std sample.
+func DefaultOptions() Options { return Options{Eps: 1e-6, Score: ScoreReturn, Std: StdSample} }
 
 // Validate reports the first option whose value is out of range.
 func (o Options) Validate() error { return o.validate("grpo") }
@@ -30,6 +33,9 @@ func (o Options) Validate() error { return o.validate("grpo") }
 func (o Options) validate(est string) error {
 	if !(o.Eps > 0) || !finite(o.Eps) {
 		return fmt.Errorf("%s: option eps = %g: must be a finite number > 0", est, o.Eps)
+	}
+	if err := checkEnum(est, "std", string(o.Std), o.Std.Valid(), `"sample" or "population"`); err != nil {
+		return err
 	}
 	return checkEnum(est, "score", string(o.Score), o.Score.Valid(), `"return" or "outcome"`)
 }
@@ -39,10 +45,10 @@ func (o Options) validate(est string) error {
 //	A_i = (R_i − mean_j R_j) / (std_j R_j + ε)        (GRPO)
 //	A_i =  R_i − mean_j R_j                           (Dr.GRPO: no std division)
 //
-// with mean and std over the N trajectories of the task's group. std is the population standard
-// deviation (divide by N): it is what "std_j R_j" over a fixed group denotes, it matches GRAFT's
-// Eq. 11 and rollout.AdvantageStats, and it stays defined for N = 1 (verl's implementation uses
-// torch.std, the N−1 estimator, which scales A by √((N−1)/N)). Truncated rollouts are failures
+// with mean and std over the N valid trajectories of the task's group. std is by default the
+// sample standard deviation (divide by N − 1), as torch.std computes it and so as TRL and verl
+// normalise; `std: population` divides by N (GiGPO's, GraphGPO's and GRAFT's episode term), which
+// scales every A by √((N−1)/N) against the default. Truncated rollouts are failures
 // because their Outcome is 0. Estimate keeps no state between calls, so one GRPO may serve
 // concurrent callers.
 type GRPO struct {
@@ -83,7 +89,7 @@ func (g *GRPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnosti
 	groups, equal := 0, 0
 	for _, group := range b.Groups() {
 		ae = Zeroed(ae, len(group))
-		uniform, valid := EpisodeAdvantages(b, group, g.opts.Score, g.norm, g.opts.Eps, ae)
+		uniform, valid := EpisodeAdvantages(b, group, g.opts.Score, g.norm, g.opts.Std, g.opts.Eps, ae)
 		if valid == 0 {
 			continue
 		}
@@ -113,7 +119,7 @@ func DropUniformGroups(b *rollout.Batch, score Score) (kept *rollout.Batch, drop
 	var scratch []float64
 	for _, group := range b.Groups() {
 		scratch = Zeroed(scratch, len(group))
-		if uniform, _ := EpisodeAdvantages(b, group, score, MeanNorm, 1, scratch); uniform {
+		if uniform, _ := EpisodeAdvantages(b, group, score, MeanNorm, StdPopulation, 1, scratch); uniform {
 			dropped++
 			continue
 		}

@@ -61,7 +61,7 @@ func mustGRPO(t *testing.T, o Options, dr bool) *GRPO {
 }
 
 func TestGRPOHandComputed(t *testing.T) {
-	tiny := Options{Eps: 1e-12, Score: ScoreReturn}
+	tiny := Options{Eps: 1e-12, Score: ScoreReturn, Std: StdPopulation}
 	withPenalty := func(tr rollout.Trajectory, step int, r float64) rollout.Trajectory {
 		tr.Steps[step].Reward = r
 		return tr
@@ -82,6 +82,12 @@ func TestGRPOHandComputed(t *testing.T) {
 		opts: tiny,
 		b:    batch(1, ep(0, 1, "s", "a", "g"), ep(0, 0, "s", "b"), ep(0, 0, "s", "a", "c", "d"), ep(0, 1, "s", "g")),
 		want: [][]float64{{1, 1}, {-1}, {-1, -1, -1}, {1}},
+	}, {
+		// The default sample form: R = [1, 0, 0, 1], Σ(R − μ)² = 1, std = √(1/3) → ±√3/2.
+		name: "sample std divides by N-1",
+		opts: Options{Eps: 1e-12, Score: ScoreReturn, Std: StdSample},
+		b:    batch(1, ep(0, 1, "s", "a", "g"), ep(0, 0, "s", "b"), ep(0, 0, "s", "a", "c", "d"), ep(0, 1, "s", "g")),
+		want: [][]float64{{math.Sqrt(3) / 2, math.Sqrt(3) / 2}, {-math.Sqrt(3) / 2}, {-math.Sqrt(3) / 2, -math.Sqrt(3) / 2, -math.Sqrt(3) / 2}, {math.Sqrt(3) / 2}},
 	}, {
 		name: "Dr.GRPO does not divide",
 		opts: tiny, dr: true,
@@ -111,13 +117,13 @@ func TestGRPOHandComputed(t *testing.T) {
 		want: [][]float64{{-1, -1}, {1}},
 	}, {
 		name: "score outcome ignores the penalty",
-		opts: Options{Eps: 1e-12, Score: ScoreOutcome},
+		opts: Options{Eps: 1e-12, Score: ScoreOutcome, Std: StdPopulation},
 		b:    batch(1, withPenalty(ep(0, 1, "s", "s", "g"), 0, -0.5), ep(0, 1, "s", "g")),
 		want: [][]float64{{0, 0}, {0}},
 	}, {
 		// ε matters when std is small: A = 0.5·0.02/(0.01 + 0.01) … here (R − μ) = ±0.01, σ = 0.01.
 		name: "eps in the denominator",
-		opts: Options{Eps: 0.01, Score: ScoreOutcome},
+		opts: Options{Eps: 0.01, Score: ScoreOutcome, Std: StdPopulation},
 		b:    batch(1, ep(0, 0.02, "s", "g"), ep(0, 0, "s", "h")),
 		want: [][]float64{{0.5}, {-0.5}},
 	}}
@@ -139,12 +145,39 @@ func TestGRPOIgnoresErroredAndEmpty(t *testing.T) {
 	bad.Err = "env crashed"
 	empty := ep(0, 0, "s") // zero steps, still a member of the group with R = 0
 	b := batch(1, ep(0, 1, "s", "g"), bad, empty, ep(0, 0, "s", "h"))
-	adv, d := mustGRPO(t, Options{Eps: 1e-12, Score: ScoreReturn}, false).Estimate(b)
-	// Valid R = [1, 0, 0]: mean 1/3, std √2/3.
+	adv, d := mustGRPO(t, Options{Eps: 1e-12, Score: ScoreReturn, Std: StdPopulation}, false).Estimate(b)
+	// Valid R = [1, 0, 0]: mean 1/3, population std √2/3 (the errored one is not a member).
 	s := math.Sqrt(2) / 3
 	checkAdv(t, adv, [][]float64{{(2.0 / 3) / s}, {0}, {}, {(-1.0 / 3) / s}}, 1e-9)
 	if d["groups"] != 1 || d["groups_all_equal"] != 0 {
 		t.Errorf("diagnostics %v", d)
+	}
+}
+
+// TestGRPODefaultIsTorchStd checks the default against torch.std's semantics (unbiased=True) on a
+// group of 8 with one success, the common case of a hard task: torch.std([1, 0, 0, 0, 0, 0, 0, 0])
+// = √(Σ(R − μ)²/7) = √(0.875/7) = √0.125 = 0.35355339, so the success gets 0.875/√0.125 = 1.75·√2
+// and every failure −0.125/√0.125 = −√0.125. The population form would give √(8/7) times more.
+func TestGRPODefaultIsTorchStd(t *testing.T) {
+	trajs := []rollout.Trajectory{ep(0, 1, "s", "g")}
+	for range 7 {
+		trajs = append(trajs, ep(0, 0, "s", "x", "y"))
+	}
+	o := DefaultOptions()
+	if o.Std != StdSample {
+		t.Fatalf("default std %q, want %q", o.Std, StdSample)
+	}
+	o.Eps = 1e-12
+	adv, _ := mustGRPO(t, o, false).Estimate(batch(1, trajs...))
+	want := [][]float64{{1.75 * math.Sqrt2}}
+	for range 7 {
+		want = append(want, []float64{-math.Sqrt(0.125), -math.Sqrt(0.125)})
+	}
+	checkAdv(t, adv, want, 1e-9)
+	o.Std = StdPopulation
+	pop, _ := mustGRPO(t, o, false).Estimate(batch(1, trajs...))
+	if r := pop[0][0] / adv[0][0]; !near(r, math.Sqrt(8.0/7), 1e-9) {
+		t.Errorf("population/sample = %.12g, want √(8/7) = %.12g", r, math.Sqrt(8.0/7))
 	}
 }
 
@@ -184,9 +217,10 @@ func TestOptionsValidate(t *testing.T) {
 		err  error
 		want string // substrings of the error
 	}{
-		{"eps zero", Options{Eps: 0, Score: ScoreReturn}.Validate(), "grpo: option eps = 0"},
-		{"eps NaN", Options{Eps: math.NaN(), Score: ScoreReturn}.Validate(), "eps = NaN"},
-		{"score", Options{Eps: 1, Score: "reward"}.Validate(), `score = "reward": must be "return" or "outcome"`},
+		{"eps zero", Options{Eps: 0, Score: ScoreReturn, Std: StdSample}.Validate(), "grpo: option eps = 0"},
+		{"eps NaN", Options{Eps: math.NaN(), Score: ScoreReturn, Std: StdSample}.Validate(), "eps = NaN"},
+		{"score", Options{Eps: 1, Score: "reward", Std: StdSample}.Validate(), `score = "reward": must be "return" or "outcome"`},
+		{"std", Options{Eps: 1, Score: ScoreReturn, Std: "unbiased"}.Validate(), `grpo: option std = "unbiased": must be "sample" or "population"`},
 		{"gigpo gamma", func() error { o := DefaultGiGPOOptions(); o.Gamma = 1.5; return o.Validate() }(), "gigpo: option gamma = 1.5: must be in [0, 1]"},
 		{"gigpo norm", func() error { o := DefaultGiGPOOptions(); o.Norm = "std"; return o.Validate() }(), `gigpo: option norm = "std"`},
 		{"gigpo omega", func() error { o := DefaultGiGPOOptions(); o.Omega = math.Inf(1); return o.Validate() }(), "omega = +Inf"},

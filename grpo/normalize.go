@@ -44,6 +44,30 @@ const (
 // Valid reports whether n is one of the defined norms.
 func (n Norm) Valid() bool { return n == MeanStdNorm || n == MeanNorm }
 
+// Std selects the standard deviation an episode advantage divides by: over the n valid scores of
+// a group, the sample form √(Σ(R−μ)²/(n−1)) or the population form √(Σ(R−μ)²/n).
+type Std string
+
+const (
+	// StdSample is the N−1 (Bessel-corrected) form: what torch.std computes by default
+	// (unbiased=True), and so what TRL's and verl's GRPO divide by. GRPO's default.
+	StdSample Std = "sample"
+	// StdPopulation is the N form: GiGPO's, GraphGPO's and GRAFT's episode term (GRAFT Eq. 11
+	// writes the population σ), and GRPO's with `std: population`.
+	StdPopulation Std = "population"
+)
+
+// Valid reports whether s is one of the defined forms.
+func (s Std) Valid() bool { return s == StdSample || s == StdPopulation }
+
+// divisor is the denominator of the variance over n ≥ 2 values: n − 1 or n.
+func (s Std) divisor(n int) float64 {
+	if s == StdSample {
+		return float64(n - 1)
+	}
+	return float64(n)
+}
+
 // Singleton says what a group with a single member gets, where a mean and a spread mean nothing.
 type Singleton uint8
 
@@ -125,10 +149,12 @@ func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm
 
 // EpisodeAdvantages writes the episode advantage of every trajectory of one group into out
 // (indexed like group): A^E_i = (R_i − mean_j R_j)/F_norm with R the score, statistics over the
-// group's trajectories without an error. This is GRPO's A_i (MeanStdNorm), Dr.GRPO's (MeanNorm) and
-// GiGPO's A^E. Errored trajectories get 0. uniform reports that the valid scores are all equal
-// (including groups with fewer than two valid trajectories): every A^E is then exactly 0.
-func EpisodeAdvantages(b *rollout.Batch, group []int, score Score, norm Norm, eps float64, out []float64) (uniform bool, valid int) {
+// group's trajectories without an error, F_norm = std_j R_j + eps in the form std (MeanStdNorm) or
+// 1 (MeanNorm). This is GRPO's A_i (MeanStdNorm), Dr.GRPO's (MeanNorm) and GiGPO's A^E. Errored
+// trajectories get 0. uniform reports that the valid scores are all equal (including groups with
+// fewer than two valid trajectories, so the sample form never divides by zero): every A^E is then
+// exactly 0.
+func EpisodeAdvantages(b *rollout.Batch, group []int, score Score, norm Norm, std Std, eps float64, out []float64) (uniform bool, valid int) {
 	var sum float64
 	uniform = true
 	var first float64
@@ -160,7 +186,7 @@ func EpisodeAdvantages(b *rollout.Batch, group []int, score Score, norm Norm, ep
 				m2 += d * d
 			}
 		}
-		fnorm = math.Sqrt(m2/float64(valid)) + eps // population std_j R_j + ε
+		fnorm = math.Sqrt(m2/std.divisor(valid)) + eps // std_j R_j + ε
 	}
 	for k, i := range group {
 		if t := &b.Trajs[i]; t.Err == "" {

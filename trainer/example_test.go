@@ -19,7 +19,7 @@ func ExampleNewEstimator() {
 		return
 	}
 	// One task, two rollouts: a success (R = 1) and a failure (R = 0). GRPO gives every step of a
-	// rollout (R − mean R)/(std R + ε) = ±0.5/0.5.
+	// rollout (R − mean R)/(std R + ε) with the sample std (N − 1, as torch.std): ±0.5/√0.5 = ±0.7071.
 	b := &rollout.Batch{Tasks: 1, Trajs: []rollout.Trajectory{
 		{Task: 0, Outcome: 1, Success: true, Steps: []rollout.Step{{Key: "S", NextKey: "A"}, {Key: "A", NextKey: "G"}}},
 		{Task: 0, Outcome: 0, Steps: []rollout.Step{{Key: "S", NextKey: "T"}}},
@@ -35,7 +35,7 @@ func ExampleNewEstimator() {
 	}
 	// Output:
 	// drgrpo gigpo graft graphgpo grpo
-	// advantages [[1.0000 1.0000] [-1.0000]], groups 1
+	// advantages [[0.7071 0.7071] [-0.7071]], groups 1
 	// estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)
 	// estimator graft: unknown option "gama" (allowed: episode_norm, episode_weight, eps, gamma, lambda, mode, normalize, policy_weighting, score, tol, truncation, use_step_rewards)
 }
