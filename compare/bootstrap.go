@@ -143,6 +143,16 @@ func MeanCI(s Strata[float64], b Bootstrap) (Estimate, error) {
 	}, b)
 }
 
+// AggregateMedianCI is AggregateMedian(s) with its stratified-bootstrap interval.
+func AggregateMedianCI(s Strata[float64], b Bootstrap) (Estimate, error) {
+	return scalar([]Strata[float64]{s}, func(g []Strata[float64]) float64 { return AggregateMedian(g[0]) }, b)
+}
+
+// OptimalityGapCI is OptimalityGap(s, gamma) with its stratified-bootstrap interval.
+func OptimalityGapCI(s Strata[float64], gamma float64, b Bootstrap) (Estimate, error) {
+	return scalar([]Strata[float64]{s}, func(g []Strata[float64]) float64 { return OptimalityGap(g[0], gamma) }, b)
+}
+
 // ProbImprovementCI is ProbImprovement(x, y) with its stratified-bootstrap interval (x and y
 // resampled independently within each stratum).
 func ProbImprovementCI(x, y Strata[float64], b Bootstrap) (Estimate, error) {

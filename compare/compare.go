@@ -103,6 +103,10 @@ type Cell struct {
 	BudgetMin, BudgetMax int64
 	// Mean and Std are the mean and sample standard deviation (NaN for one run) of Scores.
 	Mean, Std float64
+	// Median is the median of Scores.
+	Median float64
+	// OptimalityGap is rliable's optimality gap of the normalised Scores: 1 − mean(min(x, 1)).
+	OptimalityGap float64
 	// IQM is the interquartile mean of Scores with its bootstrap interval.
 	IQM Estimate
 	// Improvement is P(this method > baseline) with its bootstrap interval (NaN for the baseline).
@@ -132,6 +136,12 @@ type AggregateRow struct {
 	IQM Estimate
 	// Mean is the mean of the same scores.
 	Mean Estimate
+	// Median is rliable's aggregate median: the median over environments of the per-environment
+	// mean normalised score.
+	Median Estimate
+	// OptimalityGap is rliable's optimality gap of the pooled normalised scores,
+	// 1 − mean(min(x, 1)): lower is better.
+	OptimalityGap Estimate
 	// Improvement is P(method > baseline), averaged over the environments both ran on.
 	Improvement Estimate
 }
@@ -401,6 +411,13 @@ func (c *Comparison) cellStats() error {
 	for i := range c.Cells {
 		cell := &c.Cells[i]
 		cell.Mean = Mean(cell.Scores)
+		cell.Median = Median(cell.Scores)
+		r := c.rangeOf(cell.Env)
+		normalized := make([]float64, len(cell.Scores))
+		for k, v := range cell.Scores {
+			normalized[k] = r.Normalize(v)
+		}
+		cell.OptimalityGap = OptimalityGap(Strata[float64]{normalized}, 1)
 		cell.Std = math.NaN()
 		if cell.N() > 1 {
 			cell.Std = stat.StdDev(cell.Scores, nil)
@@ -467,6 +484,12 @@ func (c *Comparison) aggregate() error {
 			return err
 		}
 		if row.Mean, err = MeanCI(s, c.seeded("agg-mean", m)); err != nil {
+			return err
+		}
+		if row.Median, err = AggregateMedianCI(s, c.seeded("agg-median", m)); err != nil {
+			return err
+		}
+		if row.OptimalityGap, err = OptimalityGapCI(s, 1, c.seeded("agg-optgap", m)); err != nil {
 			return err
 		}
 		if m != c.Options.Baseline {

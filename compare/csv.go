@@ -46,7 +46,8 @@ func (c *Comparison) PairsTable() [][]string {
 // PerEnvTable is the per-environment table: one row per environment and method.
 func (c *Comparison) PerEnvTable() [][]string {
 	rows := [][]string{{"env", "method", "n", "seeds", "budget_min", "budget_max", "mean", "std",
-		"iqm", "iqm_lo", "iqm_hi", "p_improve", "p_improve_lo", "p_improve_hi", "welch_t", "welch_df", "welch_p"}}
+		"iqm", "iqm_lo", "iqm_hi", "p_improve", "p_improve_lo", "p_improve_hi", "welch_t", "welch_df", "welch_p",
+		"median", "optimality_gap"}}
 	for _, cell := range c.Cells {
 		var seeds []string
 		for _, s := range cell.Seeds() {
@@ -58,6 +59,7 @@ func (c *Comparison) PerEnvTable() [][]string {
 		row = append(row, csvEst(cell.IQM)...)
 		row = append(row, csvEst(cell.Improvement)...)
 		row = append(row, csvNum(cell.Welch.T), csvNum(cell.Welch.DF), csvNum(cell.Welch.P))
+		row = append(row, csvNum(cell.Median), csvNum(cell.OptimalityGap))
 		rows = append(rows, row)
 	}
 	return rows
@@ -66,12 +68,15 @@ func (c *Comparison) PerEnvTable() [][]string {
 // AggregateTable is the aggregate table: one row per method, on normalised scores.
 func (c *Comparison) AggregateTable() [][]string {
 	rows := [][]string{{"method", "envs", "n", "iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo", "mean_hi",
-		"p_improve", "p_improve_lo", "p_improve_hi"}}
+		"p_improve", "p_improve_lo", "p_improve_hi", "median", "median_lo", "median_hi",
+		"optimality_gap", "optimality_gap_lo", "optimality_gap_hi"}}
 	for _, a := range c.Aggregate {
 		row := []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N)}
 		row = append(row, csvEst(a.IQM)...)
 		row = append(row, csvEst(a.Mean)...)
 		row = append(row, csvEst(a.Improvement)...)
+		row = append(row, csvEst(a.Median)...)
+		row = append(row, csvEst(a.OptimalityGap)...)
 		rows = append(rows, row)
 	}
 	return rows

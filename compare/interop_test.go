@@ -43,6 +43,10 @@ type interopRow struct {
 	IQM      float64  `json:"iqm"`
 	Mean     float64  `json:"mean"`
 	PImprove *float64 `json:"p_improve"`
+	// Median is a cell's median over runs, or the aggregate median of rliable (the median over
+	// environments of the per-environment means).
+	Median        float64 `json:"median"`
+	OptimalityGap float64 `json:"optimality_gap"`
 }
 
 func readStudyCSV(t *testing.T, name string) []map[string]string {
@@ -80,9 +84,10 @@ func parseNum(t *testing.T, s string) float64 {
 }
 
 // studyStats computes the report's point estimates from runs.csv as Comparison does: per cell
-// IQM, mean and P(method > grpo); per method the same on scores pooled over environments (the
-// scores are success rates, normalised by the identity), and the performance profile on the
-// report's 101 thresholds k/100.
+// IQM, mean, median, optimality gap and P(method > grpo); per method the same on scores pooled
+// over environments (the scores are success rates, normalised by the identity; the median is
+// rliable's median of the per-environment means), and the performance profile on the report's
+// 101 thresholds k/100.
 func studyStats(t *testing.T) interopStats {
 	runs := readStudyCSV(t, RunsCSV)
 	type key struct{ env, method string }
@@ -120,7 +125,8 @@ func studyStats(t *testing.T) interopStats {
 	for i, env := range envs {
 		for _, m := range methods {
 			x := st.Scores[m][i]
-			row := interopRow{Env: env, Method: m, IQM: IQM(x), Mean: Mean(x)}
+			row := interopRow{Env: env, Method: m, IQM: IQM(x), Mean: Mean(x), Median: Median(x),
+				OptimalityGap: OptimalityGap(Strata[float64]{x}, 1)}
 			if m != base {
 				p := ProbImprovement(Strata[float64]{x}, Strata[float64]{st.Scores[base][i]})
 				row.PImprove = &p
@@ -134,7 +140,8 @@ func studyStats(t *testing.T) interopStats {
 	for _, m := range methods {
 		s := Strata[float64](st.Scores[m])
 		all := pool(s, nil)
-		row := interopRow{Method: m, IQM: IQM(all), Mean: Mean(all)}
+		row := interopRow{Method: m, IQM: IQM(all), Mean: Mean(all), Median: AggregateMedian(s),
+			OptimalityGap: OptimalityGap(s, 1)}
 		if m != base {
 			p := ProbImprovement(s, Strata[float64](st.Scores[base]))
 			row.PImprove = &p
@@ -180,6 +187,8 @@ func TestInteropStudyStats(t *testing.T) {
 		}
 		near(t, k+" iqm", got.IQM, want["iqm"])
 		near(t, k+" mean", got.Mean, want["mean"])
+		near(t, k+" median", got.Median, want["median"])
+		near(t, k+" optimality_gap", got.OptimalityGap, want["optimality_gap"])
 		p := math.NaN()
 		if got.PImprove != nil {
 			p = *got.PImprove
@@ -194,6 +203,8 @@ func TestInteropStudyStats(t *testing.T) {
 		}
 		near(t, got.Method+" aggregate iqm", got.IQM, want["iqm"])
 		near(t, got.Method+" aggregate mean", got.Mean, want["mean"])
+		near(t, got.Method+" aggregate median", got.Median, want["median"])
+		near(t, got.Method+" aggregate optimality_gap", got.OptimalityGap, want["optimality_gap"])
 		p := math.NaN()
 		if got.PImprove != nil {
 			p = *got.PImprove

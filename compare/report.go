@@ -261,12 +261,12 @@ func (c *Comparison) document(plots PlotFiles) doc {
 		r := c.rangeOf(env)
 		ranges = append(ranges, fmt.Sprintf("%s [%g, %g]", env, r.Lo, r.Hi))
 	}
-	t := table{head: []string{"method", "envs", "runs", "IQM (normalised) [95 % CI]", "mean (normalised) [95 % CI]", "P(> " + base + ") [95 % CI]"}}
+	t := table{head: []string{"method", "envs", "runs", "IQM (normalised) [95 % CI]", "mean (normalised) [95 % CI]", "median [95 % CI]", "optimality gap [95 % CI]", "P(> " + base + ") [95 % CI]"}}
 	for _, a := range c.Aggregate {
-		t.rows = append(t.rows, []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N), fmtEst(a.IQM), fmtEst(a.Mean), fmtEst(a.Improvement)})
+		t.rows = append(t.rows, []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N), fmtEst(a.IQM), fmtEst(a.Mean), fmtEst(a.Median), fmtEst(a.OptimalityGap), fmtEst(a.Improvement)})
 	}
 	d = append(d, heading{2, "Aggregate over environments"},
-		para("Scores are min–max normalised per environment ("+strings.Join(ranges, "; ")+"), then pooled over environments for IQM, mean and the profile; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
+		para("Scores are min–max normalised per environment ("+strings.Join(ranges, "; ")+"), then pooled over environments for IQM, mean, optimality gap and the profile; the median is rliable's, the median over environments of each environment's mean; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
 		t)
 	if plots.Final != "" {
 		d = append(d, figure{"final scores", filepath.ToSlash(filepath.Join(PlotDir, plots.Final))})
@@ -298,6 +298,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 		"Welch p: two-sided Welch t-test on final scores, Welch–Satterthwaite degrees of freedom; n/a when a method has fewer than 2 runs or neither method's scores vary.",
 		"Learning curves: each run's evaluations interpolated linearly in env steps onto a grid from the latest first evaluation to the earliest last evaluation of the environment's runs; IQM across runs per grid point; bands resample whole runs.",
 		"Performance profile: fraction of runs whose normalised final score exceeds τ.",
+		"Optimality gap (rliable): 1 − mean(min(x, 1)) over the normalised scores, how far the runs fall short of the top of the range on average; lower is better. Median (aggregate, rliable): the median over environments of the environment's mean normalised score; per environment (per_env.csv) the median of the runs' scores.",
 	})
 
 	d = append(d, heading{2, "Configurations"},

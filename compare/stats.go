@@ -42,6 +42,52 @@ func trimMeanSorted(s []float64, prop float64) float64 {
 // an interpolated quartile definition, no score is ever weighted fractionally.
 func IQM(x []float64) float64 { return TrimMean(x, 0.25) }
 
+// Median is the median of x (the mean of the two middle scores for even n); NaN for no scores.
+// x is not modified.
+func Median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// AggregateMedian is rliable's aggregate_median: the median over strata (environments) of each
+// stratum's mean score; empty strata are skipped, NaN when all are empty. With one stratum it is
+// that stratum's mean, which is why a cell's median is Median of its runs instead.
+func AggregateMedian(s Strata[float64]) float64 {
+	means := make([]float64, 0, len(s))
+	for _, st := range s {
+		if len(st) > 0 {
+			means = append(means, Mean(st))
+		}
+	}
+	return Median(means)
+}
+
+// OptimalityGap is rliable's aggregate_optimality_gap: gamma − mean(min(x, gamma)) over the scores
+// pooled over strata, i.e. how far the runs fall short of gamma on average, scores above it
+// counting as gamma. Lower is better; NaN for no scores.
+func OptimalityGap(s Strata[float64], gamma float64) float64 {
+	var sum float64
+	n := 0
+	for _, st := range s {
+		for _, v := range st {
+			sum += min(v, gamma)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return gamma - sum/float64(n)
+}
+
 // WelchResult is the outcome of Welch's unequal-variances t-test.
 type WelchResult struct {
 	// T is (x̄ − ȳ) / √(s²ₓ/nₓ + s²ᵧ/nᵧ), with unbiased sample variances.

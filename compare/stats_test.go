@@ -206,3 +206,42 @@ func TestScoreFraction(t *testing.T) {
 		t.Errorf("ScoreFraction = %v, want 0.5", got)
 	}
 }
+
+// TestMedianAndOptimalityGap checks the rliable statistics against hand-computed values:
+// aggregate_median is the median of the per-task means, aggregate_optimality_gap is
+// gamma − mean(min(x, gamma)) over all runs.
+func TestMedianAndOptimalityGap(t *testing.T) {
+	cases := []struct {
+		what      string
+		got, want float64
+	}{
+		{"median odd", Median([]float64{3, 1, 2}), 2},
+		{"median even", Median([]float64{4, 1, 3, 2}), 2.5},
+		{"median one", Median([]float64{0.7}), 0.7},
+		// Per-stratum means 0.5, 0.5, 1 → 0.5; the stratum sizes do not weigh.
+		{"aggregate median odd", AggregateMedian(Strata[float64]{{0, 1}, {0.5}, {1, 1, 1}}), 0.5},
+		// Means 0, 1, 0.3, 0.5 → sorted 0, 0.3, 0.5, 1 → 0.4; the empty stratum is skipped.
+		{"aggregate median even", AggregateMedian(Strata[float64]{{0}, {1}, {}, {0.2, 0.4}, {1, 0}}), 0.4},
+		// min(1.2, 1) = 1: 1 − (0.5 + 1 + 0)/3.
+		{"optimality gap", OptimalityGap(Strata[float64]{{0.5, 1.2}, {0}}, 1), 0.5},
+		{"optimality gap at 0.5", OptimalityGap(Strata[float64]{{0.25, 1}}, 0.5), 0.125},
+	}
+	for _, c := range cases {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	for what, v := range map[string]float64{
+		"median of none":           Median(nil),
+		"aggregate median of none": AggregateMedian(Strata[float64]{{}, {}}),
+		"optimality gap of none":   OptimalityGap(Strata[float64]{{}}, 1),
+	} {
+		if !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", what, v)
+		}
+	}
+	x := []float64{0.3, 0.1, 0.2}
+	if Median(x); x[0] != 0.3 || x[1] != 0.1 {
+		t.Error("Median modified its input")
+	}
+}

@@ -10,14 +10,15 @@ GRAFTRL_INTEROP_OUT set: graftrl's point estimates recomputed from runs.csv at f
 Checks, each printing PASS or FAIL with its numbers (exit status 1 on any FAIL):
   1. the scores form rliable's rectangular (runs x tasks) matrix per method: every method has
      the same seeds in every environment;
-  2. rliable's point estimates (aggregate_iqm, aggregate_mean, probability_of_improvement,
-     the run-score distribution of create_performance_profile) equal graftrl's full-precision
-     ones to 1e-9, per environment and aggregated;
+  2. rliable's point estimates (aggregate_iqm, aggregate_mean, aggregate_median,
+     aggregate_optimality_gap, probability_of_improvement, the run-score distribution of
+     create_performance_profile) equal graftrl's full-precision ones to 1e-9, per environment
+     and aggregated (per environment graftrl's median is numpy's median of the runs: rliable's
+     aggregate_median of one task is that task's mean);
   3. the same rliable numbers equal the report's CSVs to 1e-6 (the CSVs print six significant
      digits, inputs and outputs alike: at most 5e-7 each on numbers in [0, 1]);
   4. rliable's percentile-bootstrap intervals agree with the report's within a Monte Carlo
      tolerance (see interval_check);
-and prints rliable's aggregate median and optimality gap, which graftrl does not compute.
 All scores are success rates in [0, 1]: normalisation is the identity on both sides.
 """
 
@@ -97,6 +98,9 @@ def point_checks(envs, methods, scores, ours, per_env_csv, agg_csv, prof_csv):
             g, c = go_cells[(env, m)], csv_rows[(env, m)]
             compare(f"{env}/{m} iqm", metrics.aggregate_iqm(x), g["iqm"], num(c["iqm"]))
             compare(f"{env}/{m} mean", metrics.aggregate_mean(x), g["mean"], num(c["mean"]))
+            compare(f"{env}/{m} median", float(np.median(x)), g["median"], num(c["median"]))
+            compare(f"{env}/{m} optimality gap", metrics.aggregate_optimality_gap(x), g["optimality_gap"],
+                    num(c["optimality_gap"]))
             if m != base:
                 compare(f"{env}/{m} P(>{base})", metrics.probability_of_improvement(x, scores[base][:, [i]]),
                         g["p_improve"], num(c["p_improve"]))
@@ -106,6 +110,9 @@ def point_checks(envs, methods, scores, ours, per_env_csv, agg_csv, prof_csv):
         g, c = go_agg[m], agg_rows[m]
         compare(f"all/{m} iqm", metrics.aggregate_iqm(scores[m]), g["iqm"], num(c["iqm"]))
         compare(f"all/{m} mean", metrics.aggregate_mean(scores[m]), g["mean"], num(c["mean"]))
+        compare(f"all/{m} median", metrics.aggregate_median(scores[m]), g["median"], num(c["median"]))
+        compare(f"all/{m} optimality gap", metrics.aggregate_optimality_gap(scores[m]), g["optimality_gap"],
+                num(c["optimality_gap"]))
         if m != base:
             compare(f"all/{m} P(>{base})", metrics.probability_of_improvement(scores[m], scores[base]),
                     g["p_improve"], num(c["p_improve"]))
@@ -118,10 +125,11 @@ def point_checks(envs, methods, scores, ours, per_env_csv, agg_csv, prof_csv):
         rl = rly.score_distributions(scores[m], taus)
         for k, tau in enumerate(taus):
             compare(f"profile {m} tau={tau}", rl[k], ours["profiles"][m][k], num(prof_rows[(m, tau)]["frac"]))
-    n = len(envs) * len(methods) * 2 + len(envs) * (len(methods) - 1) + len(methods) * 2 + len(methods) - 1 \
+    n = len(envs) * len(methods) * 4 + len(envs) * (len(methods) - 1) + len(methods) * 4 + len(methods) - 1 \
         + len(methods) * len(taus)
     report(not bad["go"], "point estimates vs graftrl (1e-9)",
-           f"{n} values (per-env and aggregate IQM, mean, P(>{base}); {len(methods)}x{len(taus)} profile fractions), "
+           f"{n} values (per-env and aggregate IQM, mean, median, optimality gap, P(>{base}); "
+           f"{len(methods)}x{len(taus)} profile fractions), "
            f"largest difference {worst['go']:.3g}" + ("; " + "; ".join(bad["go"][:10]) if bad["go"] else ""))
     report(not bad["csv"], "point estimates vs the report's CSVs (1e-6)",
            f"{n} values, largest difference {worst['csv']:.3g}" + ("; " + "; ".join(bad["csv"][:10]) if bad["csv"] else ""))
@@ -184,6 +192,10 @@ def interval_checks(envs, methods, scores, per_env_csv, agg_csv, prof_csv):
         a = agg[m]
         run("aggregate IQM", m, scores[m], metrics.aggregate_iqm, RESAMPLES, num(a["iqm_lo"]), num(a["iqm_hi"]))
         run("aggregate mean", m, scores[m], metrics.aggregate_mean, RESAMPLES, num(a["mean_lo"]), num(a["mean_hi"]))
+        run("aggregate median", m, scores[m], metrics.aggregate_median, RESAMPLES, num(a["median_lo"]),
+            num(a["median_hi"]))
+        run("aggregate optimality gap", m, scores[m], metrics.aggregate_optimality_gap, RESAMPLES,
+            num(a["optimality_gap_lo"]), num(a["optimality_gap_hi"]))
         if m != base:
             run(f"aggregate P(>{base})", m, [scores[m], scores[base]], metrics.probability_of_improvement,
                 POI_RESAMPLES, num(a["p_improve_lo"]), num(a["p_improve_hi"]))
@@ -205,12 +217,6 @@ def interval_checks(envs, methods, scores, per_env_csv, agg_csv, prof_csv):
                f"(allowed {K}) of their levels in rliable's bootstrap distribution" + ("; " + "; ".join(bad[:5]) if bad else ""))
 
 
-def info(envs, methods, scores):
-    for m in methods:
-        print(f"INFO rliable {m}: median {metrics.aggregate_median(scores[m]):.6g}, "
-              f"optimality gap {metrics.aggregate_optimality_gap(scores[m]):.6g} (graftrl computes neither)")
-
-
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: rliable_check.py STUDY_DIR GRAFTRL_STATS_JSON")
@@ -226,7 +232,6 @@ def main():
     methods = ours["methods"]  # the baseline first, as graftrl orders them
     point_checks(envs, methods, scores, ours, per_env, agg, prof)
     interval_checks(envs, methods, scores, per_env, agg, prof)
-    info(envs, methods, scores)
     finish("rliable check")
 
 
