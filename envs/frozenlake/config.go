@@ -11,10 +11,11 @@ import (
 // Name is the registry name of the environment.
 const Name = "frozenlake"
 
-// Size bounds: 4 is the classic lake; 7 keeps the position words and the layout arrays small.
+// Size bounds: 4 is the classic lake; 8 is gymnasium's larger standard map and keeps the position
+// words and the layout arrays small.
 const (
 	MinSize     = 4
-	MaxSize     = 7
+	MaxSize     = 8
 	DefaultSize = 4
 )
 
@@ -43,7 +44,7 @@ type Config struct {
 	// SuccessReward is the outcome R of reaching the goal.
 	SuccessReward float64 `yaml:"success_reward"`
 	// Map selects a standard lake, the same for every task seed, instead of one drawn per task
-	// seed: MapGymnasium4x4. Empty (the default) draws the lakes.
+	// seed: MapGymnasium4x4 or MapGymnasium8x8. Empty (the default) draws the lakes.
 	Map string `yaml:"map"`
 	// SlipMode is how moves slip: SlipPerpendicular (the default, also when empty) or SlipGymnasium.
 	SlipMode string `yaml:"slip_mode"`
@@ -54,11 +55,16 @@ const (
 	// MapGymnasium4x4 is gymnasium's FrozenLake-v1 default 4×4 map, "SFFF FHFH FFFH HFFG": start
 	// at r0 c0, goal at r3 c3, holes at r1 c1, r1 c3, r2 c3 and r3 c0.
 	MapGymnasium4x4 = "4x4"
+	// MapGymnasium8x8 is gymnasium's FrozenLake-v1 8×8 map (map_name="8x8"): start at r0 c0, goal
+	// at r7 c7, 10 holes.
+	MapGymnasium8x8 = "8x8"
 )
 
 // standardMaps holds the rows of each standard map in parseLayout's notation.
 var standardMaps = map[string][]string{
 	MapGymnasium4x4: {"S...", ".H.H", "...H", "H..G"},
+	// SFFFFFFF FFFFFFFF FFFHFFFF FFFFFHFF FFFHFFFF FHHFFFHF FHFFHFHF FFFHFFFG
+	MapGymnasium8x8: {"S.......", "........", "...H....", ".....H..", "...H....", ".HH...H.", ".H..H.H.", "...H...G"},
 }
 
 // Slip modes (Config.SlipMode).
@@ -100,6 +106,9 @@ func maxHoles(size int) int { return size * size / 4 }
 
 // Validate checks the ranges of the options; the errors are *envs.OptionError naming the key.
 func (c Config) Validate() error {
+	if err := c.validateMap(); err != nil {
+		return err
+	}
 	if err := envs.CheckRange(Name, "size", c.Size, MinSize, MaxSize); err != nil {
 		return err
 	}
@@ -123,12 +132,18 @@ func (c Config) Validate() error {
 		return &envs.OptionError{Env: Name, Key: "slip_mode", Value: c.SlipMode,
 			Reason: "is not a slip mode", Allowed: SlipPerpendicular + ", " + SlipGymnasium}
 	}
+	return nil
+}
+
+// validateMap checks that size and holes agree with a standard map (first, so that a size that
+// contradicts the map is named as such rather than as a hole count out of range).
+func (c Config) validateMap() error {
 	if c.Map == "" {
 		return nil
 	}
 	rows, ok := standardMaps[c.Map]
 	if !ok {
-		return &envs.OptionError{Env: Name, Key: "map", Value: c.Map, Reason: "is not a standard map", Allowed: MapGymnasium4x4}
+		return &envs.OptionError{Env: Name, Key: "map", Value: c.Map, Reason: "is not a standard map", Allowed: MapGymnasium4x4 + ", " + MapGymnasium8x8}
 	}
 	if c.Size != len(rows) {
 		return &envs.OptionError{Env: Name, Key: "size", Value: c.Size, Reason: "differs from the map's",
@@ -193,7 +208,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
 		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
 		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
-		{Key: "map", Default: `""`, Help: "a standard lake for every task seed instead of one drawn per seed: 4x4 (gymnasium's FrozenLake-v1 map SFFF FHFH FFFH HFFG)"},
+		{Key: "map", Default: `""`, Help: "a standard lake for every task seed instead of one drawn per seed: 4x4 (gymnasium's FrozenLake-v1 map SFFF FHFH FFFH HFFG) or 8x8 (its map_name=\"8x8\")"},
 		{Key: "slip_mode", Default: SlipPerpendicular, Help: "perpendicular (slip/2 each way, moves off the lake invalid) or gymnasium (is_slippery=True: ahead, left, right 1/3 each, every move valid)"},
 	}
 }

@@ -36,7 +36,7 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{envs.Options{"slippery": true}, `env frozenlake: unknown option "slippery" (allowed: holes, invalid_penalty, map, max_turns, size, slip, slip_mode, slip_seed, success_reward)`},
-		{envs.Options{"size": 3}, `option "size": 3 is out of range (allowed 4..7)`},
+		{envs.Options{"size": 3}, `option "size": 3 is out of range (allowed 4..8)`},
 		{envs.Options{"holes": 5}, `option "holes": 5 is out of range (allowed 0..4 for size 4)`},
 		{envs.Options{"slip": 1}, `option "slip": 1 is out of range (allowed 0..0.9)`},
 		{envs.Options{"slip": -0.1}, `option "slip": -0.1 is out of range`},
@@ -44,7 +44,8 @@ func TestConfigErrors(t *testing.T) {
 		{envs.Options{"max_turns": 5}, `option "max_turns": 5 is out of range (allowed 6..100 for size 4)`},
 		{envs.Options{"invalid_penalty": 1}, `option "invalid_penalty": 1 is out of range (allowed -1..0)`},
 		{envs.Options{"success_reward": 0}, `option "success_reward": 0 is out of range (allowed > 0 and <= 100)`},
-		{envs.Options{"map": "8x8"}, `option "map": "8x8" is not a standard map (allowed 4x4)`},
+		{envs.Options{"map": "16x16"}, `option "map": "16x16" is not a standard map (allowed 4x4, 8x8)`},
+		{envs.Options{"map": "8x8", "size": 4}, `option "size": 4 differs from the map's (allowed 8 for map 8x8)`},
 		{envs.Options{"map": "4x4", "size": 5}, `option "size": 5 differs from the map's (allowed 4 for map 4x4)`},
 		{envs.Options{"map": "4x4", "holes": 3}, `option "holes": 3 differs from the map's (allowed 4 for map 4x4)`},
 		{envs.Options{"slip_mode": "thirds"}, `option "slip_mode": "thirds" is not a slip mode (allowed perpendicular, gymnasium)`},

@@ -35,14 +35,16 @@ func TestConformance(t *testing.T) {
 		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) },
 			envtest.ActionSet("up", "down", "left", "right"), envtest.Penalty(cfg.InvalidPenalty))
 	})
-	t.Run("gymnasium4x4", func(t *testing.T) {
-		cfg, err := ConfigFromOptions(envs.Options{"map": MapGymnasium4x4, "slip_mode": SlipGymnasium, "max_turns": 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// One map for every task seed: two seeds, so that the suite does not ask the tasks to differ.
-		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Seeds(0, 1))...)
-	})
+	for _, m := range []string{MapGymnasium4x4, MapGymnasium8x8} {
+		t.Run("gymnasium"+m, func(t *testing.T) {
+			cfg, err := ConfigFromOptions(envs.Options{"map": m, "slip_mode": SlipGymnasium, "max_turns": 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One map for every task seed: two seeds, so that the suite does not ask the tasks to differ.
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Seeds(0, 1))...)
+		})
+	}
 }
 
 // FuzzFrozenLakeStep fuzzes the action parser through the suite's fuzz target.

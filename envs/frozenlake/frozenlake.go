@@ -6,7 +6,7 @@
 // observed continuation (GraphGPO's shortest path) part ways.
 //
 // Tasks. The lake of a task seed is drawn with a PCG generator seeded by (seed, "froz"): size×size
-// cells (size 4..7), start, goal and holes on distinct cells, redrawn from the same stream until the
+// cells (size 4..8), start, goal and holes on distinct cells, redrawn from the same stream until the
 // goal is reachable from the start without entering a hole, if no move slipped, in size-1 ..
 // 2*(size-1) moves. The slips do not change the task: they are drawn from a separate stream.
 //
@@ -45,15 +45,15 @@
 // avoiding holes): the optimal path of the slip-free lake, not an expected number of moves.
 //
 // Gymnasium's FrozenLake-v1. Option map: 4x4 replaces the drawn lakes by gymnasium's default 4×4 map
-// (SFFF FHFH FFFH HFFG) for every task seed; option slip_mode: gymnasium replaces the slips by those
+// (SFFF FHFH FFFH HFFG) for every task seed, map: 8x8 by its 8×8 map; option slip_mode: gymnasium replaces the slips by those
 // of is_slippery=True: u < 1/3 the intended way, u < 2/3 a left turn, otherwise a right turn (slip is
 // not used), and every move is valid, one that goes off the lake leaving the agent in place. With
 // both (and max_turns: 100, gymnasium's step cap) the dynamics are gymnasium's transition table P.
 //
 // The state key is the agent's cell, "r<R>c<C>"; it identifies a state within one task.
 //
-// Vocabulary (23 words, the same for every option): r0..r6, c0..c6, open, wall, hole, goal, up, down,
-// left, right, invalid.
+// Vocabulary (23 words, the same for sides 4..7): r0..r6, c0..c6, open, wall, hole, goal, up, down,
+// left, right, invalid; side 8 appends r7 and c7 (25 words), so the smaller lakes keep their tokens.
 //
 // Options (see Config): size (default 4), holes (size), slip (0.2), slip_seed (0), max_turns
 // (4*(size-1)+4: 16 for size 4), invalid_penalty (-0.1), success_reward (1), map ("": drawn lakes),
@@ -111,8 +111,10 @@ func turnRight(d direction) direction {
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
-	// position words go up to MaxSize whatever the size, so one vocabulary serves every lake.
+	// position words go up to side 7 whatever the size, so one vocabulary serves lakes of 4..7;
+	// side 8 appends its own words (largeWords) at the end.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall hole goal up down left right invalid"
+	largeWords = "r7 c7"
 	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
 	// unchanged position is its own fault and not a slip against the edge.
 	invalidWord = "invalid"
@@ -360,8 +362,14 @@ func (f *FrozenLake) endText() string {
 // StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
 func (f *FrozenLake) StateKey() string { return grid.CellKey(row(f.agent), col(f.agent)) }
 
-// Vocabulary returns the words of the env (see the package doc), the same for every option.
-func (f *FrozenLake) Vocabulary() []string { return strings.Fields(vocabulary) }
+// Vocabulary returns the words of the env (see the package doc): the same for sides 4..7, plus r7
+// and c7 for side 8.
+func (f *FrozenLake) Vocabulary() []string {
+	if f.cfg.Size == MaxSize {
+		return strings.Fields(vocabulary + " " + largeWords)
+	}
+	return strings.Fields(vocabulary)
+}
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
 func (f *FrozenLake) ActionWords() []string { return grid.ActionWords() }

@@ -102,9 +102,9 @@ func transitionsOf(f *FrozenLake) lakeTransitions {
 	return out
 }
 
-func gymnasiumLake(t *testing.T, maxTurns int) *FrozenLake {
+func gymnasiumLake(t *testing.T, m string, maxTurns int) *FrozenLake {
 	t.Helper()
-	cfg, err := ConfigFromOptions(envs.Options{"map": MapGymnasium4x4, "slip_mode": SlipGymnasium, "max_turns": maxTurns})
+	cfg, err := ConfigFromOptions(envs.Options{"map": m, "slip_mode": SlipGymnasium, "max_turns": maxTurns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +118,15 @@ func gymnasiumLake(t *testing.T, maxTurns int) *FrozenLake {
 // TestGymnasiumTransitionsMatchSteps checks transitionsOf against the env itself: from every
 // non-terminal cell, every move is stepped n times, each on its own slip seed, and every observed
 // outcome must be one that transitionsOf lists, with the reward and end it lists, at a frequency
-// within 5 standard errors of its probability. Both slip modes.
+// within 5 standard errors of its probability. Both slip modes, both standard maps.
 func TestGymnasiumTransitionsMatchSteps(t *testing.T) {
 	const n = 3000
-	for _, mode := range []string{SlipGymnasium, SlipPerpendicular} {
-		cfg, err := ConfigFromOptions(envs.Options{"map": MapGymnasium4x4, "slip_mode": mode})
+	for _, c := range []struct{ m, mode string }{
+		{MapGymnasium4x4, SlipGymnasium}, {MapGymnasium4x4, SlipPerpendicular},
+		{MapGymnasium8x8, SlipGymnasium}, {MapGymnasium8x8, SlipPerpendicular},
+	} {
+		mode := c.mode
+		cfg, err := ConfigFromOptions(envs.Options{"map": c.m, "slip_mode": mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,26 +184,33 @@ func TestGymnasiumTransitionsMatchSteps(t *testing.T) {
 	}
 }
 
-// TestGymnasiumExport writes the 4×4 lake under SlipGymnasium for the gymnasium check, with the
-// expert's success probability at the default cap (16) and at gymnasium's (100).
+// TestGymnasiumExport writes the 4×4 and 8×8 lakes under SlipGymnasium for the gymnasium check,
+// with the expert's success probability at the default cap (16 and 32) and at 100, FrozenLake-v1's
+// step cap on either map.
 func TestGymnasiumExport(t *testing.T) {
-	tr := transitionsOf(gymnasiumLake(t, 16))
-	if len(tr.Invalid) != 0 || len(tr.Terminal) != 5 || tr.Start != 0 {
-		t.Fatalf("gymnasium 4x4: %d invalid moves, terminal cells %v, start %d; want none, 5 cells and 0",
-			len(tr.Invalid), tr.Terminal, tr.Start)
-	}
-	for _, turns := range []int{16, 100} {
-		f := gymnasiumLake(t, turns)
-		if _, _, err := f.Reset(0); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		m        string
+		terminal int // holes and the goal
+		caps     []int
+	}{{MapGymnasium4x4, 5, []int{16, 100}}, {MapGymnasium8x8, 11, []int{32, 100}}} {
+		tr := transitionsOf(gymnasiumLake(t, c.m, c.caps[0]))
+		if len(tr.Invalid) != 0 || len(tr.Terminal) != c.terminal || tr.Start != 0 {
+			t.Fatalf("gymnasium %s: %d invalid moves, terminal cells %v, start %d; want none, %d cells and 0",
+				c.m, len(tr.Invalid), tr.Terminal, tr.Start, c.terminal)
 		}
-		tr.Expert = append(tr.Expert, expertSuccessAtCap{turns, f.ExpertSuccess()})
+		for _, turns := range c.caps {
+			f := gymnasiumLake(t, c.m, turns)
+			if _, _, err := f.Reset(0); err != nil {
+				t.Fatal(err)
+			}
+			tr.Expert = append(tr.Expert, expertSuccessAtCap{turns, f.ExpertSuccess()})
+		}
+		// Success within more turns can only be likelier.
+		if !(tr.Expert[0].Success > 0 && tr.Expert[0].Success < tr.Expert[1].Success && tr.Expert[1].Success < 1) {
+			t.Errorf("%s: expert success %+v, want 0 < at %d < at %d < 1", c.m, tr.Expert, c.caps[0], c.caps[1])
+		}
+		interoptest.WriteJSON(t, fmt.Sprintf("frozenlake_%s.json", tr.Map), tr)
 	}
-	// Success within more turns can only be likelier.
-	if !(tr.Expert[0].Success > 0 && tr.Expert[0].Success < tr.Expert[1].Success && tr.Expert[1].Success < 1) {
-		t.Errorf("expert success %+v, want 0 < at 16 < at 100 < 1", tr.Expert)
-	}
-	interoptest.WriteJSON(t, fmt.Sprintf("frozenlake_%s.json", tr.Map), tr)
 }
 
 // TestGymnasiumEdgeMoves pins the edge rule of the two slip modes on the map's start (r0 c0):
@@ -210,7 +221,7 @@ func TestGymnasiumEdgeMoves(t *testing.T) {
 		valid   int
 		invalid bool
 	}{{SlipPerpendicular, 2, true}, {SlipGymnasium, 4, false}} {
-		f := gymnasiumLake(t, 16)
+		f := gymnasiumLake(t, MapGymnasium4x4, 16)
 		f.cfg.SlipMode = tc.mode
 		if _, _, err := f.Reset(0); err != nil {
 			t.Fatal(err)

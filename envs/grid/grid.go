@@ -12,7 +12,7 @@ import (
 )
 
 // MaxSide is the largest grid side the position words cover.
-const MaxSide = 7
+const MaxSide = 8
 
 // Direction is a move of the agent, in the order the envs list neighbours in observations.
 type Direction int
@@ -65,19 +65,20 @@ func ParseDirection(text string) (Direction, bool) {
 
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
-	// rowWords and colWords hold the words r0..r6 and c0..c6, two bytes each.
-	rowWords = "r0r1r2r3r4r5r6"
-	colWords = "c0c1c2c3c4c5c6"
-	// cellKeys holds the state keys r0c0..r6c6, four bytes each, row-major.
-	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r1c0r1c1r1c2r1c3r1c4r1c5r1c6r2c0r2c1r2c2r2c3r2c4r2c5r2c6" +
-		"r3c0r3c1r3c2r3c3r3c4r3c5r3c6r4c0r4c1r4c2r4c3r4c4r4c5r4c6r5c0r5c1r5c2r5c3r5c4r5c5r5c6" +
-		"r6c0r6c1r6c2r6c3r6c4r6c5r6c6"
+	// rowWords and colWords hold the words r0..r7 and c0..c7, two bytes each.
+	rowWords = "r0r1r2r3r4r5r6r7"
+	colWords = "c0c1c2c3c4c5c6c7"
+	// cellKeys holds the state keys r0c0..r7c7, four bytes each, row-major.
+	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r0c7r1c0r1c1r1c2r1c3r1c4r1c5r1c6r1c7r2c0r2c1r2c2r2c3r2c4" +
+		"r2c5r2c6r2c7r3c0r3c1r3c2r3c3r3c4r3c5r3c6r3c7r4c0r4c1r4c2r4c3r4c4r4c5r4c6r4c7r5c0r5c1" +
+		"r5c2r5c3r5c4r5c5r5c6r5c7r6c0r6c1r6c2r6c3r6c4r6c5r6c6r6c7r7c0r7c1r7c2r7c3r7c4r7c5r7c6" +
+		"r7c7"
 )
 
-// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r6".
+// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r7".
 func RowWord(r int) string { return rowWords[2*r : 2*r+2] }
 
-// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c6".
+// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c7".
 func ColWord(c int) string { return colWords[2*c : 2*c+2] }
 
 // CellKey returns the state key of the cell at row r, column c: "r<R>c<C>".

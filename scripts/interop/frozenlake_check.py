@@ -1,4 +1,4 @@
-"""graftrl's frozenlake (map: 4x4, slip_mode: gymnasium) against gymnasium's FrozenLake-v1.
+"""graftrl's frozenlake (map: 4x4 or 8x8, slip_mode: gymnasium) against gymnasium's FrozenLake-v1.
 
 Usage: frozenlake_check.py GRAFTRL_LAKE_JSON
 

@@ -54,9 +54,10 @@ echo "== interop: rliable (docs/study)"
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -count=1
 "$py" scripts/interop/rliable_check.py docs/study "$out/study_stats.json" || status=1
 
-echo "== interop: gymnasium FrozenLake-v1 (frozenlake map: 4x4, slip_mode: gymnasium)"
+echo "== interop: gymnasium FrozenLake-v1 (frozenlake map: 4x4 and 8x8, slip_mode: gymnasium)"
 GRAFTRL_INTEROP_OUT="$out" go test ./envs/frozenlake -run '^TestGymnasium' -count=1
 "$py" scripts/interop/frozenlake_check.py "$out/frozenlake_4x4.json" || status=1
+"$py" scripts/interop/frozenlake_check.py "$out/frozenlake_8x8.json" || status=1
 
 echo "== interop: OpenEnv's server framework, graftrl's openenv env training and evaluating"
 openenv_start=$SECONDS
