@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Interop checks: graftrl's statistics against rliable, its frozenlake against gymnasium's
-# FrozenLake-v1, and OpenEnv both ways (README: Interop). Creates virtual environments with the
+# Interop checks: graftrl's statistics against rliable, its GRPO normalisation against numpy's
+# std (torch.std's semantics), its frozenlake against gymnasium's FrozenLake-v1, and OpenEnv both
+# ways (README: Interop). Creates virtual environments with the
 # pinned packages of requirements.txt and requirements-openenv.txt (kept under ~/.cache/graftrl,
 # keyed by each file's hash), asks the Go tests for graftrl's side, starts the servers on loopback
 # ports the kernel picks (stopped on exit), and runs each Python check; every check prints PASS or
@@ -53,6 +54,10 @@ await() {
 echo "== interop: rliable (docs/study)"
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -count=1
 "$py" scripts/interop/rliable_check.py docs/study "$out/study_stats.json" || status=1
+
+echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
+GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
+"$py" scripts/interop/grpo_check.py "$out/grpo_groups.json" || status=1
 
 echo "== interop: gymnasium FrozenLake-v1 (frozenlake map: 4x4 and 8x8, slip_mode: gymnasium)"
 GRAFTRL_INTEROP_OUT="$out" go test ./envs/frozenlake -run '^TestGymnasium' -count=1
