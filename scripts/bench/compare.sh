@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs `graftrl bench` and the PyTorch reference (torch_ref.py) in alternation for several rounds
 # on this machine and prints the medians and the graftrl/PyTorch ratios. CI does not run it.
+# (scripts/bench/peers.sh compares against PyTorch 1.13 and 2, compiled too, and JAX at three sizes.)
 #
 #   scripts/bench/compare.sh [ROUNDS] [-- flags for both sides: --d-model --layers --heads --d-ff
 #                                       --vocab --max-len --batch --len --sample-batches --reps --warmup --action-tokens]
 #
 # Environment: GRAFTRL (a graftrl binary; default: built from this checkout), PYTHON (default
-# /usr/bin/python3, which has Debian's python3-torch), ITER_EVERY (run the RL iteration benchmark
+# /usr/bin/python3, which has Debian's python3-torch), REF (the reference script, default
+# scripts/bench/torch_ref.py; scripts/bench/jax_ref.py with a PYTHON that has jax), ITER_EVERY (run the RL iteration benchmark
 # in every k-th graftrl round, default 1; 0 skips it). Needs python3-torch and, for a fair
 # reference, an optimised BLAS (apt-get install python3-torch libopenblas0-pthread). Load from
 # other processes skews both sides: the ratios of medians over alternating rounds are what to
@@ -20,6 +22,7 @@ if [[ $# -gt 0 && $1 != "--" ]]; then rounds=$1; shift; fi
 extra=("$@")
 
 python=${PYTHON:-/usr/bin/python3}
+ref=${REF:-scripts/bench/torch_ref.py}
 iter_every=${ITER_EVERY:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,19 +33,21 @@ if [[ -z $bin ]]; then
   go build -o "$bin" ./cmd/graftrl
 fi
 "$bin" bench --help >/dev/null 2>&1 || { echo "compare.sh: $bin has no bench command" >&2; exit 1; }
-"$python" -c 'import torch' 2>/dev/null || { echo "compare.sh: $python cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+if [[ $ref == scripts/bench/torch_ref.py ]]; then
+  "$python" -c 'import torch' 2>/dev/null || { echo "compare.sh: $python cannot import torch (apt-get install python3-torch)" >&2; exit 1; }
+fi
 
 # The reference must compute graftrl's function: same weights, same tokens, same logits.
 "$bin" bench --write-check "$work/check.json" "${extra[@]}"
-"$python" scripts/bench/torch_ref.py --check "$work/check.json" | tee "$work/check.txt"
+"$python" "$ref" --check "$work/check.json" | tee "$work/check.txt"
 
 for ((r = 1; r <= rounds; r++)); do
   cfg=()
   if [[ $iter_every -eq 0 ]] || (( (r - 1) % iter_every != 0 )); then cfg=(--config ""); fi
   echo "round $r/$rounds: graftrl" >&2
   "$bin" bench --json "${cfg[@]}" "${extra[@]}" 2>/dev/null >"$work/graftrl-$r.json"
-  echo "round $r/$rounds: pytorch" >&2
-  "$python" scripts/bench/torch_ref.py --json "${extra[@]}" >"$work/torch-$r.json"
+  echo "round $r/$rounds: $(basename "$ref" .py)" >&2
+  "$python" "$ref" --json "${extra[@]}" >"$work/torch-$r.json"
 done
 
 "$python" - "$work" "$rounds" <<'EOF'
@@ -62,12 +67,13 @@ def sample(runs, i, key):
 m, c = g[0]["machine"], g[0]["config"]
 print(f"{rounds} alternating rounds on {m['cpu']}, {m['cores']} cores; policy d_model {c['d_model']}, "
       f"{c['layers']} layers, {c['heads']} heads, vocab {c['vocab']}, max_len {c['max_len']}")
-print(f"PyTorch {t[0]['torch']} (best of {t[0]['threads']} threads per measurement), BLAS {t[0]['blas'].get('libraries')}, "
+peer = t[0].get("peer") or f"PyTorch {t[0]['torch']}"
+print(f"{peer} (best of {t[0]['threads']} threads per measurement), BLAS {t[0]['blas'].get('libraries')}, "
       f"kernel {t[0]['blas'].get('openblas_core', '?')}; removed from its env: {t[0]['removed_env'] or 'nothing'}")
 print(f"peak {m['peak_gflops']:.0f} GFLOP/s ({m['peak_derivation']})")
 print("same function: " + open(os.path.join(work, "check.txt")).read().strip())
 print()
-print(f"{'':28s} {'graftrl':>12s} {'PyTorch':>12s} {'ratio':>8s}")
+print(f"{'':28s} {'graftrl':>12s} {peer.split()[0]:>12s} {'ratio':>8s}")
 for i, tr in enumerate(g[0]["train"]):
     a, b = train_ms(g, i), train_ms(t, i)
     fl = tr["gflops"] * tr["ms"] / 1e3  # GFLOP of the step

@@ -1,12 +1,23 @@
 #!/usr/bin/python3
 """PyTorch reference for `graftrl bench`: the same policy, loss, optimizer and KV-cached sampler,
-timed the same way, so that scripts/bench/compare.sh can print graftrl/PyTorch ratios.
+timed the same way, so that scripts/bench/compare.sh and scripts/bench/peers.sh can print
+graftrl/PyTorch ratios.
 
-Needs Debian's python3-torch (apt-get install python3-torch; it runs under /usr/bin/python3, not
-a pyenv/venv interpreter) and, to be a fair reference, an optimised BLAS (libopenblas0-pthread):
-the script prints the BLAS library and kernel it runs with. OPENBLAS_CORETYPE and
-OPENBLAS_L2_SIZE are removed from this process's environment before torch loads, because on the
-build machines they force a slow OpenBLAS kernel and would flatter graftrl.
+Runs under PyTorch 1.13 and 2.x. With Debian's python3-torch 1.13 (apt-get install python3-torch;
+it runs under /usr/bin/python3, not a pyenv/venv interpreter) it needs, to be a fair reference, an
+optimised BLAS (libopenblas0-pthread): the script prints the BLAS library and kernel it runs with.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this process's environment before torch
+loads, because on the build machines they force a slow OpenBLAS kernel and would flatter graftrl.
+PyPI's torch 2 wheels bring their own BLAS (MKL), reported from torch's build configuration;
+peers.sh installs one pinned (scripts/bench/requirements-torch2.txt).
+
+--compile (PyTorch 2 only; needs a C++ compiler for Inductor's CPU code) runs the loss forward and
+backward, the gradient clipping and the Adam step through torch.compile, and samples with a
+compiled decode step of static shapes: the position is a tensor and attention runs over the whole
+cache with the positions after it masked, as graftrl's decoder does, so one compilation serves
+every position. Inductor fixes the thread count of its kernels when it compiles, so each thread
+count tried is compiled afresh; the first (compiling) warmup step's time is reported as
+compile_s.
 
 What is timed (medians over --reps repetitions after --warmup untimed train steps):
   * train step: forward + backward + Adam on a Rows x Len minibatch, exactly graftrl's
@@ -19,8 +30,8 @@ What is timed (medians over --reps repetitions after --warmup untimed train step
     softmax, rows all at position t, t sweeping the whole context (mean attention length
     max_len/2), reported as ms per step and tokens/s.
 
-Run it directly (`/usr/bin/python3 scripts/bench/torch_ref.py --json`) or through compare.sh.
-CI does not run it.
+Run it directly (`/usr/bin/python3 scripts/bench/torch_ref.py --json`) or through compare.sh or
+peers.sh. CI does not run it.
 """
 
 import os
@@ -50,9 +61,13 @@ def blas_info():
     with open("/proc/self/maps") as f:
         for line in f:
             path = line.split()[-1]
-            if "blas" in os.path.basename(path):
+            if "blas" in os.path.basename(path) and "cublas" not in os.path.basename(path):  # not the GPU one
                 libs.add(path)
     info = {"libraries": sorted(libs)}
+    # PyPI's wheels link their BLAS (MKL) statically: only the build configuration names it.
+    build = [w.split("=", 1)[1].rstrip(",") for w in torch.__config__.show().split() if w.startswith("BLAS_INFO=")]
+    if build:
+        info["build_blas"] = build[0]
     for path in sorted(libs):
         try:
             lib = ctypes.CDLL(path)
@@ -145,6 +160,28 @@ class Policy(torch.nn.Module):
         return self.ln(x, self.ln_g, self.ln_b) @ self.head_w + self.head_b
 
 
+    def decode_step_static(self, tokens, t, kc, vc):
+        """decode_step with shapes independent of the position (for torch.compile): t is a 0-dim
+        long tensor, the caches are written in place with index_copy_, and attention runs over
+        all MaxLen cached positions with those after t masked (graftrl's decoder, model.go)."""
+        bsz, tmax = tokens.shape[0], kc[0].shape[2]
+        x = self.tok[tokens] + self.pos[t]
+        bias = torch.where(torch.arange(tmax) <= t, 0.0, NEG_INF)
+        scale = 1 / math.sqrt(self.hd)
+        at = t.view(1)
+        for i, b in enumerate(self.blocks):
+            a = self.ln(x, b.ln1_g, b.ln1_b)
+            q = ((a @ b.wq + b.bq) * scale).view(bsz, self.h, 1, self.hd)
+            kc[i].index_copy_(2, at, (a @ b.wk + b.bk).view(bsz, self.h, 1, self.hd))
+            vc[i].index_copy_(2, at, (a @ b.wv + b.bv).view(bsz, self.h, 1, self.hd))
+            probs = torch.softmax(q @ kc[i].transpose(-1, -2) + bias, dim=-1)
+            ctx = (probs @ vc[i]).reshape(bsz, -1)
+            x = x + ctx @ b.wo + b.bo
+            m = self.ln(x, b.ln2_g, b.ln2_b)
+            x = x + F.gelu(m @ b.w1 + b.b1, approximate="tanh") @ b.w2 + b.b2
+        return self.ln(x, self.ln_g, self.ln_b) @ self.head_w + self.head_b
+
+
 def query_bucket(n, length):
     """graftrl's policy.queryBucket: 8, 16, 24, 32, 48, 64, 96, 128, ... capped at length."""
     q = 8
@@ -185,7 +222,8 @@ def make_batch(rows, length, vocab, gen, select=True):
     return tokens, (pos, bias), g(targets), g(old), g(adv), g(weight)
 
 
-def train_step(model, opt, params, batch, action_bias, clip_low=0.2, clip_high=0.2, ent_coef=0.05, grad_clip=1.0):
+def policy_loss(model, batch, action_bias, clip_low=0.2, clip_high=0.2, ent_coef=0.05):
+    """The clipped surrogate with entropy bonus: (total, [pg, entropy, approx_kl, clip_frac], logp)."""
     tokens, sel, targets, old, adv, weight = batch
     active = weight > 0
     logits = model(tokens, sel)
@@ -201,20 +239,41 @@ def train_step(model, opt, params, batch, action_bias, clip_low=0.2, clip_high=0
     ent = (weight * entropy).sum()
     approx_kl = (weight * (ratio - 1 - log_ratio)).sum()
     clip_frac = (weight * (ratio != clipped_ratio).float()).sum()
-    total = pg - ent_coef * ent
-    opt.zero_grad(set_to_none=True)
-    total.backward()
-    norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
-    ok = bool(torch.isfinite(total)) and bool(torch.isfinite(norm))
-    if ok:
-        opt.step()
-    stats = [float(x) for x in (total, pg, ent, approx_kl, clip_frac, norm)]
-    return stats, logp.detach().numpy().copy()
+    return pg - ent_coef * ent, torch.stack([pg, ent, approx_kl, clip_frac]), logp.detach()
 
 
-def check(path):
+class Trainer:
+    """One train step, eager or (compile=True) with the loss forward+backward, the gradient
+    clipping and the Adam step compiled; reset() drops compiled code (a new thread count)."""
+
+    def __init__(self, model, opt, params, action_bias, compile=False, grad_clip=1.0):
+        self.model, self.opt, self.params, self.action_bias = model, opt, params, action_bias
+        self.loss, self.clip, self.step = policy_loss, self._clip, opt.step
+        self.grad_clip = grad_clip
+        if compile:
+            self.loss = torch.compile(policy_loss, dynamic=False)
+            self.clip = torch.compile(self._clip, dynamic=False)
+            self.step = torch.compile(opt.step, dynamic=False)
+
+    def _clip(self):
+        return torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
+
+    def __call__(self, batch):
+        total, stats, logp = self.loss(self.model, batch, self.action_bias)
+        self.opt.zero_grad(set_to_none=True)
+        total.backward()
+        norm = self.clip()
+        ok = bool(torch.isfinite(total)) and bool(torch.isfinite(norm))
+        if ok:
+            self.step()
+        return [float(total.detach())] + stats.tolist() + [float(norm)], logp.numpy().copy()
+
+
+def check(path, compile=False):
     """Load graftrl's weights from a `graftrl bench --write-check` file, compute the logits of its
-    tokens here and compare: the reference must compute the same function."""
+    tokens here and compare: the reference must compute the same function. Its forward pass is
+    compared, and so is its KV-cached decoder fed the same tokens one position at a time. With
+    compile, both run as they do under --compile."""
     with open(path) as f:
         ck = json.load(f)
     c = ck["config"]
@@ -222,6 +281,15 @@ def check(path):
     params = dict(model.named_parameters())
     rename = {"embed/tok": "tok", "embed/pos": "pos", "final/ln_g": "ln_g", "final/ln_b": "ln_b",
               "head/w": "head_w", "head/b": "head_b"}
+    forward, decode = model, model.decode_step
+    if compile:
+        forward = torch.compile(model, dynamic=False)
+        static = torch.compile(model.decode_step_static, dynamic=False)
+
+        def decode(tok, t, kc, vc):
+            return static(tok, torch.tensor(t), kc, vc)
+
+    tokens = torch.tensor(ck["tokens"]).view(ck["rows"], ck["len"])
     with torch.no_grad():
         for name, vals in zip(ck["names"], ck["weights"]):
             if name in rename:
@@ -230,9 +298,14 @@ def check(path):
                 block, leaf = name.split("/")
                 key = f"blocks.{int(block[len('block'):])}.{leaf}"
             params[key].copy_(torch.tensor(vals).view(params[key].shape))
-        logits = model(torch.tensor(ck["tokens"]).view(ck["rows"], ck["len"]))
+        logits = forward(tokens)
     ref = torch.tensor(ck["logits"]).view_as(logits)
-    return float((logits - ref).abs().max()), float(ref.abs().max())
+    hd = c["d_model"] // c["heads"]
+    kc = [torch.zeros(ck["rows"], c["heads"], c["max_len"], hd) for _ in range(c["layers"])]
+    vc = [torch.zeros(ck["rows"], c["heads"], c["max_len"], hd) for _ in range(c["layers"])]
+    with torch.inference_mode():
+        steps = torch.stack([decode(tokens[:, t], t, kc, vc) for t in range(ck["len"])], 1)
+    return float((logits - ref).abs().max()), float(ref.abs().max()), float((steps - ref).abs().max())
 
 
 def flops_train_step(rows, length, d, layers, d_ff, vocab):
@@ -263,16 +336,23 @@ def main():
                          "core and reports the faster, so that PyTorch is compared at its best")
     ap.add_argument("--full-last-layer", action="store_true",
                     help="run the last block at every position (graftrl runs it at action positions only)")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the train step and the decode step (PyTorch 2; a C++ compiler)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", metavar="FILE",
-                    help="only compare logits with a `graftrl bench --write-check FILE` file (exit 1 above 1e-4)")
+                    help="only compare logits (forward and KV-cached decoder; with --compile, compiled) with a "
+                         "`graftrl bench --write-check FILE` file (exit 1 above 1e-4)")
     a = ap.parse_args()
     if a.reps < 1 or a.warmup < 1:
         ap.error(f"--reps {a.reps} and --warmup {a.warmup} must both be at least 1")
+    if a.compile and not hasattr(torch, "compile"):
+        ap.error(f"--compile needs PyTorch 2 (this is {torch.__version__})")
     if a.check:
-        diff, scale = check(a.check)
-        print(f"max |logit(PyTorch) - logit(graftrl)| = {diff:.3g} (logits up to {scale:.3g})")
-        return 0 if diff <= 1e-4 else 1
+        diff, scale, dec = check(a.check, a.compile)
+        mode = " compiled" if a.compile else ""
+        print(f"max |logit(PyTorch{mode}) - logit(graftrl)| = {diff:.3g} (logits up to {scale:.3g}); "
+              f"KV-cached decoder: {dec:.3g}")
+        return 0 if max(diff, dec) <= 1e-4 else 1
     d_ff = a.d_ff or 4 * a.d_model
 
     torch.manual_seed(1)
@@ -288,6 +368,9 @@ def main():
     out = {
         "impl": "pytorch",
         "torch": torch.__version__,
+        "mode": "compile" if a.compile else "eager",
+        "peer": f"PyTorch {torch.__version__} {'compile' if a.compile else 'eager'}",
+        "cpu_capability": getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", lambda: None)(),
         "removed_env": sorted(REMOVED_ENV),
         "blas": blas_info(),
         "config": {"d_model": a.d_model, "layers": a.layers, "heads": a.heads, "d_ff": d_ff,
@@ -298,17 +381,35 @@ def main():
     thread_counts = [a.threads] if a.threads > 0 else sorted({1, os.cpu_count() or 1})
     out["threads"] = thread_counts
 
+    train = Trainer(model, opt, params, action_bias, compile=a.compile)
+    decode = model.decode_step
+    if a.compile:
+        compiled = torch.compile(model.decode_step_static, dynamic=False)
+        positions = [torch.tensor(t) for t in range(a.max_len)]
+
+        def decode(tok, t, kc, vc):
+            return compiled(tok, positions[t], kc, vc)
+
+    def set_threads(threads):
+        if a.compile and threads != torch.get_num_threads():
+            torch._dynamo.reset()  # Inductor's kernels keep the thread count they were compiled with
+        torch.set_num_threads(threads)
+
+    out["compile_s"] = []
     for rows in (a.batch, 4 * a.batch):
         batch = make_batch(rows, a.len, a.vocab, gen, select=not a.full_last_layer)
         best = None
         for threads in thread_counts:
-            torch.set_num_threads(threads)
-            for _ in range(a.warmup):
-                train_step(model, opt, params, batch, action_bias)
+            set_threads(threads)
+            for w in range(a.warmup):
+                t0 = time.perf_counter()
+                train(batch)
+                if w == 0 and a.compile:
+                    out["compile_s"].append(time.perf_counter() - t0)
             times = []
             for _ in range(a.reps):
                 t0 = time.perf_counter()
-                train_step(model, opt, params, batch, action_bias)
+                train(batch)
                 times.append(time.perf_counter() - t0)
             ms = statistics.median(times) * 1e3
             if best is None or ms < best["ms"]:
@@ -327,12 +428,12 @@ def main():
             nonlocal tok
             with torch.inference_mode():
                 for t in range(a.max_len):
-                    logits = model.decode_step(tok, t, kc, vc)
+                    logits = decode(tok, t, kc, vc)
                     tok = torch.multinomial(torch.softmax(logits, -1), 1, generator=gen).squeeze(-1)
 
         best = None
         for threads in thread_counts:
-            torch.set_num_threads(threads)
+            set_threads(threads)
             sweep()
             per_step = []
             for _ in range(max(3, a.reps // 2)):
@@ -348,8 +449,10 @@ def main():
         print(json.dumps(out))
         return
     b = out["blas"]
-    print(f"PyTorch {out['torch']}, threads tried {out['threads']}, BLAS {b.get('libraries')} "
-          f"kernel {b.get('openblas_core', '?')}; removed from env: {out['removed_env'] or 'nothing'}")
+    print(f"PyTorch {out['torch']} {out['mode']}, threads tried {out['threads']}, BLAS {b.get('libraries')} "
+          f"{b.get('build_blas', '')} kernel {b.get('openblas_core', '?')}; removed from env: {out['removed_env'] or 'nothing'}")
+    if out["compile_s"]:
+        print("first (compiling) train steps: " + ", ".join(f"{x:.1f} s" for x in out["compile_s"]))
     for r in out["train"]:
         print(f"train step T{r['len']}xB{r['rows']}: {r['ms']:.1f} ms (min {r['min_ms']:.1f}), {r['gflops']:.2f} GFLOP/s, "
               f"{r['threads']} thread(s)")
