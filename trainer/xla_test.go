@@ -22,8 +22,9 @@ func xlaQuickstart(t *testing.T, dir string, iterations string) []byte {
 	return data
 }
 
-// The quickstart learns on xla:cpu: ten iterations lift greedy success on the training panel well
-// above the untrained policy's, and the log-probs the host sampler recorded agree with those the
+// The quickstart learns on xla:cpu: twenty iterations lift greedy success on the training panel
+// well above the untrained policy's (ten do not reliably: at iteration 10 the go backend's run is at
+// 0.12 from 0.06 and xla:cpu's at 0.12 too; at 20 the go run is at 0.38), and the log-probs the host sampler recorded agree with those the
 // trainer recomputes on XLA. A second run with the same seed writes the same metrics byte for
 // byte (over the iterations both runs went through). It runs with GRAFTRL_XLA_CPU=1 (a missing
 // plugin is then a failure; scripts/install-xla-cpu.sh installs it) and is skipped otherwise.
@@ -36,7 +37,7 @@ func TestXLACPUQuickstart(t *testing.T) {
 		t.Fatalf("GRAFTRL_XLA_CPU=1 but the xla:cpu backend does not load (scripts/install-xla-cpu.sh installs it): %v", err)
 	}
 	b.Finalize()
-	long := metricLines(t, xlaQuickstart(t, t.TempDir(), "10"))
+	long := metricLines(t, xlaQuickstart(t, t.TempDir(), "20"))
 	for key, line := range long {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
@@ -48,12 +49,12 @@ func TestXLACPUQuickstart(t *testing.T) {
 			}
 		}
 	}
-	start, end := greedySuccess(t, long["eval 0"]), greedySuccess(t, long["eval 10"])
-	t.Logf("greedy success on the training panel: %.3f untrained, %.3f after 10 iterations", start, end)
+	start, mid, end := greedySuccess(t, long["eval 0"]), greedySuccess(t, long["eval 10"]), greedySuccess(t, long["eval 20"])
+	t.Logf("greedy success on the training panel: %.3f untrained, %.3f after 10 iterations, %.3f after 20", start, mid, end)
 	if end < start+0.2 {
-		t.Errorf("greedy success went from %.3f to %.3f in 10 iterations: the policy did not learn", start, end)
+		t.Errorf("greedy success went from %.3f to %.3f in 20 iterations: the policy did not learn", start, end)
 	}
-	// Same seed, same metrics: a 3-iteration run writes, byte for byte, the lines the 10-iteration
+	// Same seed, same metrics: a 3-iteration run writes, byte for byte, the lines the 20-iteration
 	// run wrote for its first three iterations and its untrained evaluation.
 	short := metricLines(t, xlaQuickstart(t, t.TempDir(), "3"))
 	for _, key := range []string{"eval 0", "train 1", "train 2", "train 3"} {
