@@ -125,8 +125,8 @@ func TestGymnasiumTransitionsMatchSteps(t *testing.T) {
 		{MapGymnasium4x4, SlipGymnasium}, {MapGymnasium4x4, SlipPerpendicular},
 		{MapGymnasium8x8, SlipGymnasium}, {MapGymnasium8x8, SlipPerpendicular},
 	} {
-		mode := c.mode
-		cfg, err := ConfigFromOptions(envs.Options{"map": c.m, "slip_mode": mode})
+		mode := c.m + " " + c.mode // for the messages
+		cfg, err := ConfigFromOptions(envs.Options{"map": c.m, "slip_mode": c.mode})
 		if err != nil {
 			t.Fatal(err)
 		}

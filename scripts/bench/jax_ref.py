@@ -37,7 +37,6 @@ import sys
 # does not use OpenBLAS, numpy might).
 REMOVED_ENV = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
@@ -45,6 +44,8 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+from refcommon import flops_train_step, parse, parser, query_bucket  # noqa: E402
 
 NEG_INF = -1e30
 MASKED_LOGIT = -1e9
@@ -218,17 +219,6 @@ def build(jax, jnp, layers, heads):
     }
 
 
-def query_bucket(n, length):
-    """graftrl's policy.queryBucket: 8, 16, 24, 32, 48, 64, 96, 128, ... capped at length."""
-    q = 8
-    while q < n:
-        if q < 32:
-            q += 8
-        elif q & (q - 1) == 0:
-            q += q // 2
-        else:
-            q += q // 3
-    return min(q, length)
 
 
 def make_batch(rows, length, vocab, rng, select=True):
@@ -285,11 +275,6 @@ def check(path):
     return float(np.abs(logits - ref).max()), float(np.abs(ref).max()), dec
 
 
-def flops_train_step(rows, length, d, layers, d_ff, vocab):
-    """Matmul FLOPs of one train step (bench.TrainStepFLOPs, as torch_ref.py)."""
-    n = rows * length
-    fwd = 2 * n * (layers * (4 * d * d + 2 * d * d_ff) + d * vocab) + layers * 4 * rows * length * length * d
-    return 3 * fwd
 
 
 def measure(a):
@@ -395,32 +380,13 @@ def best_of(runs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--d-model", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--d-ff", type=int, default=0, help="0 means 4*d_model")
-    ap.add_argument("--vocab", type=int, default=64)
-    ap.add_argument("--max-len", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=16, help="train rows at the quickstart shape (also run at 4x)")
-    ap.add_argument("--len", type=int, default=64, help="train sequence length")
-    ap.add_argument("--sample-batches", default="1,16,64")
-    ap.add_argument("--action-tokens", type=int, default=4, help="ids 4..4+k-1 are the action tokens (0: no mask)")
-    ap.add_argument("--reps", type=int, default=21)
-    ap.add_argument("--warmup", type=int, default=15, help="untimed train steps before the timed ones")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="XLA CPU threads; 0 (default) runs once with 1 thread and once with one per core "
-                         "(child processes) and reports the faster per measurement")
-    ap.add_argument("--full-last-layer", action="store_true",
-                    help="run the last block at every position (graftrl runs it at action positions only)")
+    ap = parser(__doc__.split("\n\n")[0],
+                "XLA CPU threads; 0 (default) runs once with 1 thread and once with one per core "
+                "(child processes) and reports the faster per measurement",
+                "only compare logits (forward and KV-cached decoder) with a `graftrl bench --write-check "
+                "FILE` file (exit 1 above 1e-4)")
     ap.add_argument("--scan", action="store_true", help="also time the sampling sweep as one jitted lax.scan")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--check", metavar="FILE",
-                    help="only compare logits (forward and KV-cached decoder) with a `graftrl bench --write-check "
-                         "FILE` file (exit 1 above 1e-4)")
-    a = ap.parse_args()
-    if a.reps < 1 or a.warmup < 1:
-        ap.error(f"--reps {a.reps} and --warmup {a.warmup} must both be at least 1")
+    a = parse(ap)
     if a.check:
         diff, scale, dec = check(a.check)
         print(f"max |logit(JAX) - logit(graftrl)| = {diff:.3g} (logits up to {scale:.3g}); KV-cached decoder: {dec:.3g}")

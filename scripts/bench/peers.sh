@@ -42,19 +42,7 @@ threads=${THREADS:-0}
 peers=${PEERS:-go xla torch1 torch2 torch2c jax}
 torch1_python=${TORCH1_PYTHON:-/usr/bin/python3}
 
-# venv REQUIREMENTS: prints the python of the virtual environment of REQUIREMENTS, created once.
-venv() {
-  local dir
-  dir="${XDG_CACHE_HOME:-$HOME/.cache}/graftrl/bench-$(sha256sum "$1" | cut -c1-12)"
-  if [ ! -x "$dir/bin/python" ]; then
-    echo "== peers: creating $dir" >&2
-    rm -rf "$dir.tmp"
-    python3 -m venv "$dir.tmp"
-    "$dir.tmp/bin/pip" install --quiet --disable-pip-version-check -r "$1" >&2
-    mv "$dir.tmp" "$dir"
-  fi
-  echo "$dir/bin/python"
-}
+source scripts/venv.sh
 
 # size D: the flags of policy size D (d_model) for graftrl bench and both references.
 size() {
@@ -107,7 +95,7 @@ if has torch1; then
   fi
 fi
 if has torch2 || has torch2c; then
-  py_torch=$(venv scripts/bench/requirements-torch2.txt)
+  py_torch=$(venv bench scripts/bench/requirements-torch2.txt)
   v=$("$py_torch" -c 'import torch; print(torch.__version__)' 2>/dev/null)
   if has torch2; then active+=(torch2); cmd[torch2]="$py_torch scripts/bench/torch_ref.py"; label[torch2]="PyTorch $v eager"; fi
   if has torch2c; then
@@ -117,7 +105,7 @@ if has torch2 || has torch2c; then
   fi
 fi
 if has jax; then
-  py_jax=$(venv scripts/bench/requirements-jax.txt)
+  py_jax=$(venv bench scripts/bench/requirements-jax.txt)
   v=$("$py_jax" -c 'import jax; print(jax.__version__)' 2>/dev/null)
   active+=(jax)
   cmd[jax]="$py_jax scripts/bench/jax_ref.py --scan"

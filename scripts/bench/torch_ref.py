@@ -40,7 +40,6 @@ import sys
 # Before torch (and OpenBLAS) load: these variables select a slow kernel on the build machines.
 REMOVED_ENV = {k: os.environ.pop(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
 
-import argparse  # noqa: E402
 import ctypes  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -49,6 +48,8 @@ import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from refcommon import flops_train_step, parse, parser, query_bucket  # noqa: E402
 
 NEG_INF = -1e30
 MASKED_LOGIT = -1e9
@@ -182,17 +183,6 @@ class Policy(torch.nn.Module):
         return self.ln(x, self.ln_g, self.ln_b) @ self.head_w + self.head_b
 
 
-def query_bucket(n, length):
-    """graftrl's policy.queryBucket: 8, 16, 24, 32, 48, 64, 96, 128, ... capped at length."""
-    q = 8
-    while q < n:
-        if q < 32:
-            q += 8
-        elif q & (q - 1) == 0:
-            q += q // 2
-        else:
-            q += q // 3
-    return min(q, length)
 
 
 def make_batch(rows, length, vocab, gen, select=True):
@@ -308,43 +298,17 @@ def check(path, compile=False):
     return float((logits - ref).abs().max()), float(ref.abs().max()), float((steps - ref).abs().max())
 
 
-def flops_train_step(rows, length, d, layers, d_ff, vocab):
-    """Matmul FLOPs of one train step, the formula of graftrl's bench (bench.TrainStepFLOPs):
-    forward 2·N·(layers·(4d² + 2·d·d_ff) + d·vocab) + layers·4·rows·length²·d, backward twice
-    that (embedding lookups and elementwise work not counted)."""
-    n = rows * length
-    fwd = 2 * n * (layers * (4 * d * d + 2 * d * d_ff) + d * vocab) + layers * 4 * rows * length * length * d
-    return 3 * fwd
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--d-model", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--d-ff", type=int, default=0, help="0 means 4*d_model")
-    ap.add_argument("--vocab", type=int, default=64)
-    ap.add_argument("--max-len", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=16, help="train rows at the quickstart shape (also run at 4x)")
-    ap.add_argument("--len", type=int, default=64, help="train sequence length")
-    ap.add_argument("--sample-batches", default="1,16,64")
-    ap.add_argument("--action-tokens", type=int, default=4, help="ids 4..4+k-1 are the action tokens (0: no mask)")
-    ap.add_argument("--reps", type=int, default=21)
-    ap.add_argument("--warmup", type=int, default=15, help="untimed train steps before the timed ones")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="intra-op threads; 0 (default) times each measurement with 1 thread and with one per "
-                         "core and reports the faster, so that PyTorch is compared at its best")
-    ap.add_argument("--full-last-layer", action="store_true",
-                    help="run the last block at every position (graftrl runs it at action positions only)")
+    ap = parser(__doc__.split("\n\n")[0],
+                "intra-op threads; 0 (default) times each measurement with 1 thread and with one per "
+                "core and reports the faster, so that PyTorch is compared at its best",
+                "only compare logits (forward and KV-cached decoder; with --compile, compiled) with a "
+                "`graftrl bench --write-check FILE` file (exit 1 above 1e-4)")
     ap.add_argument("--compile", action="store_true",
                     help="torch.compile the train step and the decode step (PyTorch 2; a C++ compiler)")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--check", metavar="FILE",
-                    help="only compare logits (forward and KV-cached decoder; with --compile, compiled) with a "
-                         "`graftrl bench --write-check FILE` file (exit 1 above 1e-4)")
-    a = ap.parse_args()
-    if a.reps < 1 or a.warmup < 1:
-        ap.error(f"--reps {a.reps} and --warmup {a.warmup} must both be at least 1")
+    a = parse(ap)
     if a.compile and not hasattr(torch, "compile"):
         ap.error(f"--compile needs PyTorch 2 (this is {torch.__version__})")
     if a.check:

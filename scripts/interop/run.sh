@@ -9,21 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# venv REQUIREMENTS: prints the python of the virtual environment of REQUIREMENTS, created once.
-venv() {
-  local dir
-  dir="${XDG_CACHE_HOME:-$HOME/.cache}/graftrl/interop-$(sha256sum "$1" | cut -c1-12)"
-  if [ ! -x "$dir/bin/python" ]; then
-    echo "== interop: creating $dir" >&2
-    rm -rf "$dir.tmp"
-    python3 -m venv "$dir.tmp"
-    "$dir.tmp/bin/pip" install --quiet --disable-pip-version-check -r "$1" >&2
-    mv "$dir.tmp" "$dir"
-  fi
-  echo "$dir/bin/python"
-}
-py=$(venv scripts/interop/requirements.txt)
-py_openenv=$(venv scripts/interop/requirements-openenv.txt)
+source scripts/venv.sh
+py=$(venv interop scripts/interop/requirements.txt)
+py_openenv=$(venv interop scripts/interop/requirements-openenv.txt)
 export PYTHONDONTWRITEBYTECODE=1
 
 out=$(mktemp -d)
