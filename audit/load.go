@@ -39,7 +39,7 @@ func Open(runDir string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Backend = "go"
+	cfg.Backend, cfg.Policy.Devices = "go", 0
 	info, err := cfg.ProbeEnv()
 	if err != nil {
 		return nil, err

@@ -44,6 +44,8 @@ type Options struct {
 	Warmup int
 	// Backend is the GoMLX backend ("" for the default, see policy.NewBackend).
 	Backend string
+	// Devices splits the timed train steps over this many devices (policy.devices; xla only).
+	Devices int
 	// ActionTokens is the number of action token ids (4..4+k−1): their logits are the only ones
 	// allowed at action positions, as the quickstart maze constrains its four moves. 0: no mask.
 	ActionTokens int
@@ -71,6 +73,7 @@ type Report struct {
 	Impl      string           `json:"impl"`
 	Machine   Machine          `json:"machine"`
 	Backend   string           `json:"backend"`
+	Devices   int              `json:"devices,omitempty"`
 	Config    policy.Config    `json:"config"`
 	LoadStart float64          `json:"load_start"`
 	LoadEnd   float64          `json:"load_end"`
@@ -129,6 +132,9 @@ func (o Options) Validate() error {
 	if o.Rows < 1 || o.Len < 2 || o.Len > o.Model.MaxLen {
 		return fmt.Errorf("bench: train shape %d×%d (--batch × --len) must have rows ≥ 1 and 2 ≤ len ≤ max_len %d", o.Rows, o.Len, o.Model.MaxLen)
 	}
+	if o.Devices < 0 || o.Devices > policy.MaxDevices {
+		return fmt.Errorf("bench: --devices %d: must be 0..%d", o.Devices, policy.MaxDevices)
+	}
 	if o.Reps < 1 {
 		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
 	}
@@ -169,8 +175,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Config: o.Model, LoadStart: loadAverage(),
-		Backend: policy.ResolveBackendName(o.Backend)}
-	backend, err := policy.NewBackend(policy.BackendOptions{Name: o.Backend})
+		Backend: policy.ResolveBackendName(o.Backend), Devices: o.Devices}
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: o.Backend, Devices: o.Devices})
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +251,7 @@ func actionTokens(k int) []int32 {
 func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, error) {
 	resetPeakRSS()
 	p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
-		Seed: 1, ActionTokens: actionTokens(o.ActionTokens)})
+		Seed: 1, ActionTokens: actionTokens(o.ActionTokens), Devices: o.Devices})
 	if err != nil {
 		return TrainResult{}, err
 	}
@@ -429,7 +435,11 @@ func median(v []float64) float64 {
 // WriteText prints the report as a table.
 func (r *Report) WriteText(w io.Writer) {
 	m := r.Machine
-	fmt.Fprintf(w, "graftrl bench — %s, %d cores (GOMAXPROCS %d), backend %s\n", m.CPU, m.Cores, m.GOMAXPROCS, r.Backend)
+	backend := r.Backend
+	if r.Devices > 1 {
+		backend += fmt.Sprintf(" (train steps on %d devices)", r.Devices)
+	}
+	fmt.Fprintf(w, "graftrl bench — %s, %d cores (GOMAXPROCS %d), backend %s\n", m.CPU, m.Cores, m.GOMAXPROCS, backend)
 	fmt.Fprintf(w, "policy: d_model %d, %d layers, %d heads, d_ff %d, vocab %d, max_len %d (%d parameters)\n",
 		r.Config.DModel, r.Config.Layers, r.Config.Heads, r.Config.Hidden(), r.Config.Vocab, r.Config.MaxLen, r.Config.NumParams())
 	fmt.Fprintf(w, "peak: %.0f GFLOP/s = %s; scalar (no SIMD) peak %.0f GFLOP/s\n", m.PeakGFLOPs, m.PeakDerivation, m.ScalarPeakGFLOPs)

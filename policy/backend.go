@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/xla"
 
@@ -31,6 +32,10 @@ type BackendOptions struct {
 	Name string
 	// InstallPlugin lets GoMLX download a missing PJRT plugin (needs internet). Off by default.
 	InstallPlugin bool
+	// Devices, when above 1, asks the CPU PJRT plugin for that many host devices (its
+	// cpu_device_count option), so that updates can be split over them (Options.Devices). A GPU
+	// plugin exposes the GPUs it finds; the go backend has one device.
+	Devices int
 }
 
 // ResolveBackendName applies the defaults: the configured name, else $GOMLX_BACKEND, else "go".
@@ -63,6 +68,16 @@ var ErrUnknownBackend = errors.New("unknown backend")
 // here (no PJRT plugin for it, a file that is not one, no GPU for xla:cuda): a problem of the
 // machine, not of the input; another backend or an installed plugin is the way out.
 var ErrBackendUnavailable = errors.New("unavailable")
+
+// pluginOptions are the PJRT client options: cpu_device_count for the CPU plugin (named cpu, or a
+// file whose name says cpu) when more than one device is asked for; none otherwise, since other
+// plugins may reject options they do not know.
+func pluginOptions(plugin string, devices int) pjrt.NamedValuesMap {
+	if devices <= 1 || !strings.Contains(strings.ToLower(filepath.Base(plugin)), "cpu") {
+		return nil
+	}
+	return pjrt.NamedValuesMap{"cpu_device_count": int64(devices)}
+}
 
 // NewBackend creates the backend. Errors (unknown name, missing PJRT plugin) come back within
 // backendTimeout; GoMLX never downloads a plugin unless opts.InstallPlugin is set. A plugin
@@ -99,8 +114,12 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 				done <- result{err: fmt.Errorf("%v", r)}
 			}
 		}()
-		b, err := xla.New(plugin)
-		done <- result{b, err}
+		b, err := xla.NewWithOptions(plugin, pluginOptions(plugin, opts.Devices))
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{b: b}
 	}()
 	select {
 	case r := <-done:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/distributed"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -32,6 +33,9 @@ type Policy struct {
 	step        *context.Variable   // Adam step counter t
 	global      *context.Variable   // GoMLX's global step: updates applied (int64)
 	actionBias  []float32           // additive logit bias at action positions (nil: no mask)
+	devices     int                 // devices an update is split over (1: no split)
+	mesh        *distributed.DeviceMesh
+	rowSpec     *distributed.ShardingSpec // split along the first axis (rows) over mesh
 
 	train, logp, refLogp, logits, decode *context.Exec
 }
@@ -52,6 +56,27 @@ type Options struct {
 	// words and the end-of-action token): at action positions every other token's logit is
 	// masked out, in sampling and in the loss alike. Nil allows every token.
 	ActionTokens []int32
+	// Devices splits every update's minibatch by rows over this many devices of the backend
+	// (data parallel): each device computes the loss terms and gradients of its rows, an
+	// all-reduce sums them, and every device applies the same Adam step to its copy of the
+	// weights. 0 or 1 is one device. The backend must have that many (see
+	// BackendOptions.Devices; the go backend has one). Log-probs and sampling run on device 0.
+	Devices int
+}
+
+// MaxDevices is the largest Options.Devices.
+const MaxDevices = 64
+
+// checkDevices checks Options.Devices against the backend; errors name the key policy.devices.
+func checkDevices(b backends.Backend, n int) error {
+	switch {
+	case n < 0 || n > MaxDevices:
+		return fmt.Errorf("policy.devices: %d is out of range (allowed 0 or 1 = one device, up to %d)", n, MaxDevices)
+	case n > b.NumDevices():
+		return fmt.Errorf("policy.devices: %d, but backend %s has %d device(s) (the go backend has one; "+
+			"xla:cpu exposes as many host devices as asked for, xla:cuda one per GPU)", n, b.Name(), b.NumDevices())
+	}
+	return nil
 }
 
 // New builds a freshly initialised policy on the backend.
@@ -65,7 +90,11 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 	if err := o.Optim.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New()}
+	if err := checkDevices(backend, o.Devices); err != nil {
+		return nil, err
+	}
+	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
+		devices: max(o.Devices, 1)}
 	if o.ActionTokens != nil {
 		p.actionBias = make([]float32, o.Model.Vocab)
 		for i := range p.actionBias {
@@ -164,8 +193,48 @@ func (p *Policy) buildExecs() error {
 		return append([]*Node{lg}, caches...)
 	})
 	p.train = mk(p.trainGraph)
+	if err == nil && p.devices > 1 {
+		err = p.distributeTrain()
+	}
 	return err
 }
+
+// distributeTrain makes the update data parallel over p.devices: the train graph is compiled for
+// a one-axis device mesh with every input split by rows and the weights, optimiser state and
+// outputs replicated; XLA partitions it (GSPMD/Shardy), so each device computes its rows' loss
+// and gradients and an all-reduce sums them before the Adam step, which every device applies to
+// its replica. (GoMLX v0.26's explicit SPMD mode cannot take context variables with the XLA
+// backend: their replicated sharding spec names a mesh the SPMD builder never registers.)
+func (p *Policy) distributeTrain() error {
+	var err error
+	if p.mesh, err = distributed.NewDeviceMesh([]int{p.devices}, []string{"data"}); err != nil {
+		return err
+	}
+	if p.rowSpec, err = distributed.BuildSpec(p.mesh).S("data").Done(); err != nil {
+		return err
+	}
+	inputs := 8 // tokens, index, bias, targets, oldLogp, adv, weight, lr
+	if p.ref != nil {
+		inputs++
+	}
+	if p.loss.Objective == ObjectiveStep {
+		inputs += 3
+	}
+	if p.actionBias != nil {
+		inputs++
+	}
+	specs := make([]*distributed.ShardingSpec, inputs)
+	for i := range specs {
+		specs[i] = p.rowSpec
+	}
+	specs[inputs-1] = distributed.NewReplicatedShardingSpec(p.mesh)
+	p.train.AutoSharding(p.mesh).WithInputShardingSpecs(specs...).
+		WithOutputShardingSpecs(distributed.NewReplicatedShardingSpec(p.mesh))
+	return nil
+}
+
+// Devices is the number of devices an update is split over.
+func (p *Policy) Devices() int { return p.devices }
 
 // trainGraph is one clipped policy-gradient update on a minibatch, computed at the selected
 // (action) positions only (see selection and forwardAt). Inputs: tokens [B,T] int32; the selection
@@ -282,6 +351,7 @@ type TrainStats struct {
 }
 
 // Update applies one Adam step of the configured loss on the minibatch with learning rate lr.
+// With more than one device the rows are split over the devices (see Options.Devices).
 func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	n := b.Rows * b.Len
 	if len(b.Tokens) != n || len(b.Targets) != n || len(b.OldLogp) != n || len(b.Adv) != n || len(b.Weight) != n {
@@ -290,22 +360,54 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if b.Len > p.cfg.MaxLen {
 		return TrainStats{}, fmt.Errorf("policy: sequence length %d exceeds max_len %d", b.Len, p.cfg.MaxLen)
 	}
-	sel := selectPositions(b)
+	if p.ref != nil && len(b.RefLogp) != n {
+		return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
+	}
+	if p.loss.Objective == ObjectiveStep &&
+		(b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps) {
+		return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
+	}
+	padded := padRows(b, p.devices)
+	sel := selectPositions(padded, queryBucket(mostSelected(padded), padded.Len))
+	args := p.trainArgs(padded, sel, lr)
+	if p.devices > 1 {
+		var err error
+		if args, err = p.shardArgs(args); err != nil {
+			return TrainStats{}, fmt.Errorf("policy: update: %w", err)
+		}
+	}
+	out, err := p.train.Exec(args...)
+	if err != nil {
+		return TrainStats{}, fmt.Errorf("policy: update: %w", err)
+	}
+	defer func() {
+		for _, t := range out {
+			t.FinalizeAll()
+		}
+	}()
+	// With several devices the outputs come device by device, each a replica of the whole:
+	// device 0's are read.
+	s := make([]float64, 8)
+	for i, t := range out[:8] {
+		s[i] = float64(tensors.ToScalar[float32](t))
+	}
+	logp := sel.scatter(tensors.MustCopyFlatData[float32](out[8]))
+	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
+		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp[:n]}, nil
+}
+
+// trainArgs are the train graph's inputs for a minibatch (see trainGraph): every one but the
+// learning rate has the rows as its first axis.
+func (p *Policy) trainArgs(b *TrainBatch, sel *selection, lr float64) []any {
 	args := []any{
 		tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
 		sel.index(), sel.attentionBias(p.cfg.Heads),
 		sel.ints(b.Targets, 0), sel.floats(b.OldLogp), sel.floats(b.Adv), sel.floats(b.Weight),
 	}
 	if p.ref != nil {
-		if len(b.RefLogp) != n {
-			return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
-		}
 		args = append(args, sel.floats(b.RefLogp))
 	}
 	if p.loss.Objective == ObjectiveStep {
-		if b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps {
-			return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
-		}
 		args = append(args, sel.ints(b.StepOf, -1),
 			tensors.FromFlatDataAndDimensions(b.StepAdv, b.Rows, b.Steps),
 			tensors.FromFlatDataAndDimensions(b.StepWeight, b.Rows, b.Steps))
@@ -313,20 +415,25 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if p.actionBias != nil {
 		args = append(args, sel.actionBias(p.actionBias))
 	}
-	args = append(args, float32(lr))
-	out, err := p.train.Exec(args...)
-	if err != nil {
-		return TrainStats{}, fmt.Errorf("policy: update: %w", err)
+	return append(args, tensors.FromScalar(float32(lr)))
+}
+
+// shardArgs splits the train graph's inputs by rows over the devices (the learning rate is
+// replicated), as the train exec's input sharding specs say.
+func (p *Policy) shardArgs(args []any) ([]any, error) {
+	out := make([]any, len(args))
+	for i, a := range args {
+		spec := p.rowSpec
+		if i == len(args)-1 {
+			spec = distributed.NewReplicatedShardingSpec(p.mesh)
+		}
+		d, err := distributed.ShardTensor(spec, a.(*tensors.Tensor))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
 	}
-	s := make([]float64, 8)
-	for i, t := range out[:8] {
-		s[i] = float64(tensors.ToScalar[float32](t))
-		t.FinalizeAll()
-	}
-	logp := sel.scatter(tensors.MustCopyFlatData[float32](out[8]))
-	out[8].FinalizeAll()
-	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
-		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp}, nil
+	return out, nil
 }
 
 // LogProbs returns log π(target) and the policy entropy at every position of the batch, with

@@ -99,7 +99,7 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 			tb.Weight[i] = 0
 		}
 	}
-	sel := selectPositions(tb)
+	sel := selectPositions(tb, queryBucket(mostSelected(tb), tb.Len))
 	if sel.q != 8 {
 		t.Fatalf("q = %d, want 8", sel.q)
 	}

@@ -32,8 +32,8 @@ func queryBucket(n, length int) int {
 	return min(q, length)
 }
 
-// selectPositions builds the selection of a minibatch.
-func selectPositions(b *TrainBatch) *selection {
+// mostSelected is the largest number of selected positions (Weight > 0) in a row of the batch.
+func mostSelected(b *TrainBatch) int {
 	most := 0
 	for r := range b.Rows {
 		n := 0
@@ -44,7 +44,12 @@ func selectPositions(b *TrainBatch) *selection {
 		}
 		most = max(most, n)
 	}
-	s := &selection{rows: b.Rows, length: b.Len, q: queryBucket(most, b.Len)}
+	return most
+}
+
+// selectPositions builds the selection of a minibatch with q slots per row (q ≥ mostSelected).
+func selectPositions(b *TrainBatch, q int) *selection {
+	s := &selection{rows: b.Rows, length: b.Len, q: q}
 	s.src = make([]int, b.Rows*s.q)
 	s.pos = make([]int32, b.Rows*s.q)
 	for r := range b.Rows {
@@ -60,6 +65,32 @@ func selectPositions(b *TrainBatch) *selection {
 		}
 	}
 	return s
+}
+
+// padRows returns the minibatch with rows of weight 0 appended (which the loss never reads) up to
+// a multiple of n rows; the batch itself when its rows divide evenly.
+func padRows(b *TrainBatch, n int) *TrainBatch {
+	rows := (b.Rows + n - 1) / n * n
+	if rows == b.Rows {
+		return b
+	}
+	return &TrainBatch{Rows: rows, Len: b.Len, Steps: b.Steps,
+		Tokens: padded(b.Tokens, b.Rows, rows, b.Len), Targets: padded(b.Targets, b.Rows, rows, b.Len),
+		OldLogp: padded(b.OldLogp, b.Rows, rows, b.Len), Adv: padded(b.Adv, b.Rows, rows, b.Len),
+		Weight: padded(b.Weight, b.Rows, rows, b.Len), RefLogp: padded(b.RefLogp, b.Rows, rows, b.Len),
+		StepOf:  padded(b.StepOf, b.Rows, rows, b.Len),
+		StepAdv: padded(b.StepAdv, b.Rows, rows, b.Steps), StepWeight: padded(b.StepWeight, b.Rows, rows, b.Steps)}
+}
+
+// padded is a [rows, width] array zero-padded to [to, width]; an array of another size (one the
+// update does not read: nil, or RefLogp with KL off) gives nil.
+func padded[T float32 | int32](v []T, rows, to, width int) []T {
+	if len(v) != rows*width {
+		return nil
+	}
+	out := make([]T, to*width)
+	copy(out, v)
+	return out
 }
 
 // floats gathers a [rows·length] array into [rows, q] (0 at padding slots).

@@ -207,21 +207,33 @@ func TestXLACPUUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameUpdate(t, "xla", "go", sx, sg, px, pg)
+}
+
+// sameUpdate checks that two policies' updates from the same weights agree within xlaTol: the
+// loss, its terms, the gradient norm, the update's log-probs, and each parameter's gradient
+// (read from Adam's first moment after the first step: m = (1−β1)·∇ without clipping).
+func sameUpdate(t *testing.T, nameA, nameB string, sx, sg policy.TrainStats, px, pg *policy.Policy) {
+	t.Helper()
 	if sx.Skipped || sg.Skipped {
-		t.Fatalf("update skipped (xla %v, go %v)", sx.Skipped, sg.Skipped)
+		t.Fatalf("update skipped (%s %v, %s %v)", nameA, sx.Skipped, nameB, sg.Skipped)
 	}
 	for _, s := range []struct {
 		name   string
 		xv, gv float64
-	}{{"loss", sx.Loss, sg.Loss}, {"pg loss", sx.PGLoss, sg.PGLoss}, {"entropy", sx.Entropy, sg.Entropy}, {"gradient norm", sx.GradNorm, sg.GradNorm}} {
+	}{{"loss", sx.Loss, sg.Loss}, {"pg loss", sx.PGLoss, sg.PGLoss}, {"entropy", sx.Entropy, sg.Entropy},
+		{"kl", sx.KL, sg.KL}, {"gradient norm", sx.GradNorm, sg.GradNorm}} {
+		if s.xv == 0 && s.gv == 0 {
+			continue
+		}
 		r := relDiff(s.xv, s.gv)
-		t.Logf("%s: xla %.9g, go %.9g, relative difference %.3g", s.name, s.xv, s.gv, r)
+		t.Logf("%s: %s %.9g, %s %.9g, relative difference %.3g", s.name, nameA, s.xv, nameB, s.gv, r)
 		if r > xlaTol {
-			t.Errorf("%s: xla %.9g, go %.9g: relative difference %.3g > %g", s.name, s.xv, s.gv, r, xlaTol)
+			t.Errorf("%s: %s %.9g, %s %.9g: relative difference %.3g > %g", s.name, nameA, s.xv, nameB, s.gv, r, xlaTol)
 		}
 	}
 	d, _ := maxAbsDiff(t, sx.LogProbs, sg.LogProbs)
-	t.Logf("log-probs of the update: max |xla − go| = %.3g", d)
+	t.Logf("log-probs of the update: max |%s − %s| = %.3g", nameA, nameB, d)
 	if d > xlaTol {
 		t.Errorf("log-probs of the update differ by %.3g", d)
 	}
@@ -239,21 +251,21 @@ func TestXLACPUUpdate(t *testing.T) {
 			// gradient is 0 in exact arithmetic (and on the go backend); XLA's must be rounding
 			// noise on the scale of the largest gradient entry.
 			toGrad := 1 / (1 - policy.DefaultOptimConfig().Beta1)
-			t.Logf("%s: max |gradient| %.3g on xla, %.3g on go (0 in exact arithmetic)", name, d*toGrad, scale*toGrad)
+			t.Logf("%s: max |gradient| %.3g on %s, %.3g on %s (0 in exact arithmetic)", name, d*toGrad, nameA, scale*toGrad, nameB)
 			if d > xlaTol*largest {
 				t.Errorf("%s: gradient %.3g where it is 0 in exact arithmetic (largest gradient entry %.3g)", name, d, largest)
 			}
 			continue
 		}
 		if scale == 0 {
-			t.Errorf("%s: zero gradient on the go backend", name)
+			t.Errorf("%s: zero gradient on %s", name, nameB)
 			continue
 		}
 		if r := d / scale; r > worst {
 			worst, worstName = r, name
 		}
 	}
-	t.Logf("gradients: largest max|xla − go| / max|go| over the %d parameters: %.3g (%s)", len(mg), worst, worstName)
+	t.Logf("gradients: largest max|%s − %s| / max|%s| over the %d parameters: %.3g (%s)", nameA, nameB, nameB, len(mg), worst, worstName)
 	if worst > xlaTol {
 		t.Errorf("gradient of %s differs by %.3g relative to its largest entry (tolerance %g)", worstName, worst, xlaTol)
 	}

@@ -158,6 +158,10 @@ func (c *Config) Expand() ([]Run, error) {
 		if err := cfg.Validate(); err != nil {
 			return fail("run %s: %v", r.Name, err)
 		}
+		if d := cfg.Policy.Devices; c.Executor == ExecSlurm && cfg.Backend == "xla:cuda" && d > c.Slurm.GPUs {
+			return fail("run %s: policy.devices: %d with backend xla:cuda, but slurm.gpus: %d (a task sees only the GPUs it asks for; allowed: slurm.gpus ≥ policy.devices)",
+				r.Name, d, c.Slurm.GPUs)
+		}
 		if j, dup := names[r.Name]; dup {
 			return fail("grid: runs %d (%s) and %d (%s) get the same name %s; make the values differ in letters and digits",
 				j, paramText(runs[j].Params), idx, paramText(params), r.Name)

@@ -118,6 +118,8 @@ func TestExpandErrors(t *testing.T) {
 		{"name: e\nbase: tiny.yaml\ngrid: {optim.lr: [0.1, -1]}\n", "optim.lr: -1 is out of range"},
 		{"name: e\nbase: tiny.yaml\nset: [tasks.per_iter=9]\n", "tasks.per_iter: 9 is out of range (allowed 1..tasks.train = 2)"},
 		{"name: e\nbase: missing.yaml\n", "base: open"},
+		{"name: e\nbase: tiny.yaml\nset: [backend=xla:cuda, policy.devices=2]\nexecutor: slurm\nslurm: {gpus: 1}\n",
+			"policy.devices: 2 with backend xla:cuda, but slurm.gpus: 1"},
 		{"name: e\nbase: tiny.yaml\ngrid: {seed: [1, 2]}\ncompare: {baseline: drgrpo}\n", `compare.baseline: "drgrpo" is not a method of the sweep (methods: grpo)`},
 	} {
 		c := writeSweep(t, t.TempDir(), tc.sweep)

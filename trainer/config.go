@@ -101,6 +101,10 @@ type PolicyConfig struct {
 	// warm start written by graftrl sft, or a checkpoint iter-NNNNNN of a run. Empty: random
 	// weights drawn from the seed, or the sft section's warm start when it is on.
 	Init string `yaml:"init" json:"init,omitempty"`
+	// Devices splits every update's minibatch over this many devices (data parallel; xla
+	// backends only: xla:cpu makes that many host devices, xla:cuda uses that many GPUs).
+	// 0 or 1: one device.
+	Devices int `yaml:"devices" json:"devices,omitempty"`
 }
 
 // TrainTasks is tasks.train: the size of the fixed training panel, or open — fresh tasks every
@@ -605,6 +609,13 @@ func (c *Config) Validate() error {
 	if err := pc.Validate(); err != nil {
 		return err
 	}
+	if d := c.Policy.Devices; d < 0 || d > policy.MaxDevices {
+		return fmt.Errorf("policy.devices: %d is out of range (allowed 0 or 1 = one device, up to %d)", d, policy.MaxDevices)
+	}
+	if b := policy.ResolveBackendName(c.Backend); c.Policy.Devices > 1 && b == policy.DefaultBackend {
+		return fmt.Errorf("policy.devices: %d needs an xla backend, but the backend is %s, which has one device (allowed with %s: 0 or 1; or set backend: xla:cpu or xla:cuda)",
+			c.Policy.Devices, b, b)
+	}
 	if err := c.SFT.Validate(); err != nil {
 		return err
 	}
@@ -659,6 +670,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("save_batches: %d is out of range (allowed ≥ 0)", c.SaveBatches)
 	}
 	return nil
+}
+
+// BackendOptions are the options of the run's backend: its name, the devices the updates are
+// split over, and whether a missing plugin may be downloaded.
+func (c *Config) BackendOptions(installPlugin bool) policy.BackendOptions {
+	return policy.BackendOptions{Name: c.Backend, InstallPlugin: installPlugin, Devices: c.Policy.Devices}
 }
 
 // Warnings are the config's legal but doubtful choices, logged when a run starts.

@@ -54,6 +54,8 @@ func TestConfigErrors(t *testing.T) {
 		{"sft steps", minimalYAML + "sft: {demos: 8, steps: 0}\n", nil, []string{"sft.steps: 0", "1.."}},
 		{"sft unknown key", minimalYAML + "sft: {demo: 8}\n", nil, []string{`"sft.demo"`, "demos", "epsilon"}},
 		{"sft and init", minimalYAML + "sft: {demos: 8}\npolicy: {init: runs/x/sft}\n", nil, []string{"policy.init", "sft", "one of them"}},
+		{"devices on go", minimalYAML + "backend: go\npolicy: {devices: 2}\n", nil, []string{"policy.devices: 2", "xla backend", "0 or 1", "xla:cpu"}},
+		{"devices out of range", minimalYAML + "policy: {devices: 65}\n", nil, []string{"policy.devices: 65", "up to 64"}},
 		{"retries out of range", minimalYAML + "faults: {retries: -1}\n", nil, []string{"faults.retries: -1", "0..100"}},
 		{"cross-entropy for RL", minimalYAML + "update: {objective: cross-entropy}\n", nil, []string{"update.objective", "sft warm start", "token, step"}},
 		{"fractional integer", minimalYAML + "iterations: 1.5\n", nil, []string{`"iterations"`, `"1.5"`, "integer"}},

@@ -118,7 +118,7 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend, InstallPlugin: opts.InstallPlugin})
+	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +236,14 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 	return rep, nil
 }
 
+// oneIsZero maps 1 (one device, as 0 is) to 0.
+func oneIsZero(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return n
+}
+
 // WarmStartDir is where a training config's warm start is kept:
 // <out_dir>/sft/<env>-seed<seed>-<key>, key a hash of everything the warm start depends on (the
 // env and its options, the token layout, the architecture, the optimiser, the sft section, the
@@ -249,9 +257,11 @@ func WarmStartDir(cfg Config) string {
 		Optim   policy.OptimConfig
 		SFT     SFTConfig
 		Backend string
+		Devices int `json:",omitempty"` // 0 for one device, so that one-device keys stay as they were
 		Seed    uint64
 		Faults  float64
-	}{cfg.Env, cfg.Rollout, cfg.Policy.Config, cfg.Optim, cfg.SFT, policy.ResolveBackendName(cfg.Backend), cfg.Seed, cfg.Faults.StepTimeout}
+	}{cfg.Env, cfg.Rollout, cfg.Policy.Config, cfg.Optim, cfg.SFT, policy.ResolveBackendName(cfg.Backend),
+		oneIsZero(cfg.Policy.Devices), cfg.Seed, cfg.Faults.StepTimeout}
 	data, _ := json.Marshal(key)
 	sum := sha256.Sum256(data)
 	name := fmt.Sprintf("%s-seed%d-%s", cfg.Env.Name, cfg.Seed, hex.EncodeToString(sum[:6]))

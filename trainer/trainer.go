@@ -122,7 +122,7 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	t.vocab, t.maxSteps = info.Vocab, info.MaxTurns
-	backend, err := policy.NewBackend(policy.BackendOptions{Name: cfg.Backend, InstallPlugin: opts.InstallPlugin})
+	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (c *Config) PolicyOptions(info EnvInfo) policy.Options {
 	pc := c.Policy.Config
 	pc.Vocab = info.Vocab.Size()
 	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
-		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens}
+		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens, Devices: c.Policy.Devices}
 }
 
 // Dir is the run directory.

@@ -3,6 +3,7 @@ package trainer
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -93,4 +94,51 @@ func greedySuccess(t *testing.T, line string) float64 {
 		t.Fatalf("eval line without eval/train/greedy/success: %q", line)
 	}
 	return v
+}
+
+// A quickstart run with policy.devices: 2 on xla:cpu splits every update over two host devices
+// and trains as the one-device run does: its first iteration (whose rollouts both runs sample
+// from the same initial weights) has the same losses, gradient norms and statistics within 10⁻⁴
+// relative (the updates differ only in the order of floating-point sums), and both runs finish.
+func TestXLACPUQuickstartTwoDevices(t *testing.T) {
+	if os.Getenv("GRAFTRL_XLA_CPU") != "1" {
+		t.Skip("xla:cpu runs take minutes: GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
+	}
+	run := func(devices string) map[string]string {
+		cfg, err := Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=2",
+			"policy.devices=" + devices, "out_dir=" + t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, data := runConfig(t, cfg)
+		return metricLines(t, data)
+	}
+	one, two := run("1"), run("2")
+	var m1, m2 map[string]any
+	if err := json.Unmarshal([]byte(one["train 1"]), &m1); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(two["train 1"]), &m2); err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, key := range []string{"loss", "pg_loss", "entropy", "grad_norm", "approx_kl", "clip_frac", "adv_mean", "adv_std"} {
+		a, ok1 := m1[key].(float64)
+		b, ok2 := m2[key].(float64)
+		if !ok1 || !ok2 {
+			continue
+		}
+		compared++
+		r := math.Abs(a-b) / math.Max(math.Abs(a), 1e-6)
+		t.Logf("iteration 1 %s: 1 device %.9g, 2 devices %.9g (relative difference %.2g)", key, a, b, r)
+		if r > 1e-4 {
+			t.Errorf("iteration 1 %s: 1 device %.9g, 2 devices %.9g: relative difference %.2g > 1e-4", key, a, b, r)
+		}
+	}
+	if compared < 3 {
+		t.Fatalf("compared only %d statistics of the train line %s", compared, one["train 1"])
+	}
+	if two["train 2"] == "" {
+		t.Errorf("the two-device run did not finish its second iteration")
+	}
 }

@@ -67,6 +67,7 @@ both in alternation and prints the ratios.`,
 	f.IntVar(&o.opts.Warmup, "warmup", o.opts.Warmup, "untimed train steps before them (the first compiles)")
 	f.IntVar(&o.opts.ActionTokens, "action-tokens", o.opts.ActionTokens, "action token ids 4..4+k−1 masked as in the quickstart (0: no mask)")
 	f.StringVar(&o.opts.Backend, "backend", "", "GoMLX backend (default: $GOMLX_BACKEND, then go)")
+	f.IntVar(&o.opts.Devices, "devices", 0, "split the timed train steps over this many devices (xla backends; 0 or 1: one)")
 	f.StringVar(&o.opts.IterationConfig, "config", o.opts.IterationConfig, "RL config whose iteration is timed (empty: skip)")
 	f.IntVar(&o.opts.Iterations, "iterations", o.opts.Iterations, "RL iterations to run (the first, compiling, is reported apart)")
 	f.Float64Var(&o.opts.PeakGFLOPs, "peak-gflops", 0, "machine peak in GFLOP/s (default: derived from /proc/cpuinfo)")
