@@ -135,6 +135,9 @@ func (o Options) Validate() error {
 	if o.Devices < 0 || o.Devices > policy.MaxDevices {
 		return fmt.Errorf("bench: --devices %d: must be 0..%d", o.Devices, policy.MaxDevices)
 	}
+	if b := policy.ResolveBackendName(o.Backend); o.Devices > 1 && b == policy.DefaultBackend {
+		return fmt.Errorf("bench: --devices %d needs an xla backend, but the backend is %s, which has one device (allowed with %s: 0 or 1)", o.Devices, b, b)
+	}
 	if o.Reps < 1 {
 		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
 	}

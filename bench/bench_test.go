@@ -95,6 +95,8 @@ func TestValidate(t *testing.T) {
 		{"no warm-up", func(o *Options) { o.Warmup = 0 }, "--warmup 0: must be ≥ 1"},
 		{"decoder batch", func(o *Options) { o.SampleBatches = []int{16, 0} }, "--sample-batches"},
 		{"action tokens", func(o *Options) { o.ActionTokens = 61 }, "--action-tokens 61: must be 0..60"},
+		{"devices", func(o *Options) { o.Devices = 65 }, "--devices 65: must be 0..64"},
+		{"devices on go", func(o *Options) { o.Backend, o.Devices = "go", 2 }, "--devices 2 needs an xla backend, but the backend is go"},
 		{"peak", func(o *Options) { o.PeakGFLOPs = -1 }, "--peak-gflops"},
 		{"iterations", func(o *Options) { o.IterationConfig, o.Iterations = "any.yaml", 1 }, "--iterations 1"},
 		{"config", func(o *Options) { o.IterationConfig = filepath.Join(t.TempDir(), "none.yaml") }, "none.yaml"},
