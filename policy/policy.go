@@ -36,6 +36,7 @@ type Policy struct {
 	devices     int                 // devices an update is split over (1: no split)
 	mesh        *distributed.DeviceMesh
 	rowSpec     *distributed.ShardingSpec // split along the first axis (rows) over mesh
+	trainInputs int                       // inputs of the train graph, as its sharding specs count them
 
 	train, logp, refLogp, logits, decode *context.Exec
 }
@@ -223,6 +224,7 @@ func (p *Policy) distributeTrain() error {
 	if p.actionBias != nil {
 		inputs++
 	}
+	p.trainInputs = inputs
 	specs := make([]*distributed.ShardingSpec, inputs)
 	for i := range specs {
 		specs[i] = p.rowSpec
@@ -421,6 +423,9 @@ func (p *Policy) trainArgs(b *TrainBatch, sel *selection, lr float64) []any {
 // shardArgs splits the train graph's inputs by rows over the devices (the learning rate is
 // replicated), as the train exec's input sharding specs say.
 func (p *Policy) shardArgs(args []any) ([]any, error) {
+	if len(args) != p.trainInputs {
+		return nil, fmt.Errorf("%d train inputs, but the sharding specs are for %d", len(args), p.trainInputs)
+	}
 	out := make([]any, len(args))
 	for i, a := range args {
 		spec := p.rowSpec
