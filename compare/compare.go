@@ -87,6 +87,26 @@ type Comparison struct {
 	Configs []ConfigGroup
 	// ConfigDiff lists the keys whose values differ between Configs.
 	ConfigDiff []ConfigDiffRow
+	// finals are the runs' final scores.
+	finals map[*Run]float64
+	// Pairs are the seed pairs: each run of a method with the baseline's run of the same
+	// environment, seed and initial weights.
+	Pairs []SeedPair
+	// Paired are the paired differences against the baseline: per measure (final, gain), per
+	// environment and over all (AllEnvs), one row per method.
+	Paired []PairedRow
+	// NoPairs says why there is no paired table ("" when there is one).
+	NoPairs string
+	// Unpaired names the runs left out of the paired tables, and why.
+	Unpaired []string
+	// Variance is the variance decomposition (method × seed) of each environment with at least
+	// two methods and two fully paired seeds.
+	Variance []VarianceRow
+	// Gains are the gains over the start: per cell, then per method over all environments
+	// (Env AllEnvs, normalised).
+	Gains []GainRow
+	// NoStart names the runs without an evaluation before training, left out of Gains.
+	NoStart []string
 	// Warnings are the caveats a reader must see (forced budgets, incomplete runs, unequal
 	// seeds, mixed configs under one method, scores outside the normalisation range).
 	Warnings []string
@@ -233,6 +253,7 @@ func Compare(runs []*Run, opts Options) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.finals = finals
 	for _, env := range c.Envs {
 		for _, m := range c.Methods {
 			rs := byCell[[2]string{env, m}]
@@ -255,6 +276,13 @@ func Compare(runs []*Run, opts Options) (*Comparison, error) {
 		return nil, err
 	}
 	if err := c.rankings(); err != nil {
+		return nil, err
+	}
+	if err := c.paired(); err != nil {
+		return nil, err
+	}
+	c.variances()
+	if err := c.gains(); err != nil {
 		return nil, err
 	}
 	if err := c.curves(); err != nil {

@@ -19,6 +19,9 @@ const (
 	CurvesCSV    = "curves.csv"
 	ProfilesCSV  = "profiles.csv"
 	PairsCSV     = "pairs.csv"
+	PairedCSV    = "paired.csv"
+	VarianceCSV  = "variance.csv"
+	GainCSV      = "gain.csv"
 )
 
 // csvNum formats a number for the CSV files: six significant digits, empty for NaN (undefined).
@@ -82,15 +85,67 @@ func (c *Comparison) AggregateTable() [][]string {
 	return rows
 }
 
-// RunsTable lists every run with its final score.
+// RunsTable lists every run with its final score, its score before training and its gain (at
+// full precision, so that the paired statistics can be recomputed from it exactly; empty when the
+// run has no evaluation before training), and its initial weights (warm_start: the checkpoint's
+// SHA-256, "random", or empty when unknown).
 func (c *Comparison) RunsTable() [][]string {
-	rows := [][]string{{"dir", "name", "env", "method", "estimator", "seed", "iterations", "env_steps", "tokens", "complete", "final"}}
+	rows := [][]string{{"dir", "name", "env", "method", "estimator", "seed", "iterations", "env_steps", "tokens", "complete", "final",
+		"start", "gain", "warm_start"}}
+	full := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, cell := range c.Cells {
 		for i, r := range cell.Runs {
+			start, gain := "", ""
+			if s, ok := r.Start(c.Options.Metric); ok {
+				start, gain = full(s), full(cell.Scores[i]-s)
+			}
 			rows = append(rows, []string{r.Dir, r.Name, r.Env, r.Method, r.Estimator, strconv.FormatUint(r.Seed, 10),
 				strconv.Itoa(r.Iterations), strconv.FormatInt(r.EnvSteps, 10), strconv.FormatInt(r.Tokens, 10),
-				strconv.FormatBool(r.Complete), csvNum(cell.Scores[i])})
+				strconv.FormatBool(r.Complete), full(cell.Scores[i]), start, gain, warmStart(r)})
 		}
+	}
+	return rows
+}
+
+// PairedTable is every paired row: per measure, environment (and "all") and method, the paired
+// difference against the baseline with both tests.
+func (c *Comparison) PairedTable() [][]string {
+	rows := [][]string{{"measure", "env", "method", "baseline", "pairs", "mean", "mean_lo", "mean_hi", "t_lo", "t_hi", "median", "sd",
+		"won", "tied", "lost", "t", "df", "p_t", "p_t_holm", "w_plus", "w_minus", "w", "p_w", "p_w_holm", "w_method", "w_nonzero"}}
+	for _, r := range c.Paired {
+		row := []string{r.Measure, r.Env, r.Method, c.Options.Baseline, strconv.Itoa(r.N)}
+		row = append(row, csvEst(r.Mean)...)
+		row = append(row, csvNum(r.TInterval.Lo), csvNum(r.TInterval.Hi), csvNum(r.Median), csvNum(r.SD), strconv.Itoa(r.Won), strconv.Itoa(r.Tied), strconv.Itoa(r.Lost),
+			csvNum(r.T.T), csvNum(r.T.DF), csvNum(r.T.P), csvNum(r.THolm),
+			csvNum(r.Wilcoxon.WPlus), csvNum(r.Wilcoxon.WMinus), csvNum(r.Wilcoxon.Stat), csvNum(r.Wilcoxon.P), csvNum(r.WilcoxonHolm),
+			r.Wilcoxon.Method, strconv.Itoa(r.Wilcoxon.N))
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// VarianceTable is the variance decomposition of every environment that has one.
+func (c *Comparison) VarianceTable() [][]string {
+	rows := [][]string{{"env", "methods", "seeds", "ss_total", "ss_seed", "ss_method", "ss_resid", "seed_share", "method_share",
+		"resid_share", "resid_sd", "seed_sd", "paired_seeds_0.05", "paired_seeds_0.10", "unpaired_runs_0.05", "unpaired_runs_0.10"}}
+	for _, v := range c.Variance {
+		var seeds []string
+		for _, s := range v.Seeds {
+			seeds = append(seeds, strconv.FormatUint(s, 10))
+		}
+		seed, method, resid := v.Shares()
+		rows = append(rows, []string{v.Env, strings.Join(v.Methods, " "), strings.Join(seeds, " "),
+			csvNum(v.SSTotal), csvNum(v.SSSeed), csvNum(v.SSMethod), csvNum(v.SSResid), csvNum(seed), csvNum(method), csvNum(resid),
+			csvNum(v.ResidSD), csvNum(v.SeedSD), csvNum(v.SeedsNeeded[0]), csvNum(v.SeedsNeeded[1]), csvNum(v.RunsPerArm[0]), csvNum(v.RunsPerArm[1])})
+	}
+	return rows
+}
+
+// GainTable is the gain over the start per cell and per method over all environments.
+func (c *Comparison) GainTable() [][]string {
+	rows := [][]string{{"env", "method", "n", "start", "final", "gain", "gain_iqm", "gain_iqm_lo", "gain_iqm_hi"}}
+	for _, g := range c.Gains {
+		rows = append(rows, append([]string{g.Env, g.Method, strconv.Itoa(g.N), csvNum(g.Start), csvNum(g.Final), csvNum(g.Gain)}, csvEst(g.IQM)...))
 	}
 	return rows
 }
@@ -125,6 +180,7 @@ func (c *Comparison) WriteCSV(dir string) error {
 	for name, rows := range map[string][][]string{
 		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(), PairsCSV: c.PairsTable(),
 		CurvesCSV: c.CurvesTable(), ProfilesCSV: c.ProfilesTable(),
+		PairedCSV: c.PairedTable(), VarianceCSV: c.VarianceTable(), GainCSV: c.GainTable(),
 	} {
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)

@@ -26,6 +26,8 @@ type fakeRun struct {
 	// extraConfig is appended to config.yaml (e.g. estimator options).
 	extraConfig string
 	noSummary   bool
+	// initSHA, when set, is the warm start's SHA-256 that summary.json records.
+	initSHA string
 }
 
 // write lays the run out in root/<name> and returns the directory.
@@ -107,6 +109,9 @@ save_batches: 0
 	if !f.noSummary {
 		sum := map[string]any{"iterations": f.iterations, "env_steps": steps, "tokens": tokens,
 			"final_eval": eval(f.iterations), "seconds": 12.5}
+		if f.initSHA != "" {
+			sum["init"], sum["init_sha256"] = "sft/"+f.env+"-"+f.initSHA[:4], f.initSHA
+		}
 		data, _ := json.MarshalIndent(sum, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, rundir.SummaryFile), append(data, '\n'), 0o644); err != nil {
 			t.Fatal(err)

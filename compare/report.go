@@ -233,8 +233,10 @@ func (c *Comparison) document(plots PlotFiles) doc {
 			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
 	}})
 
-	d = append(d, heading{2, "Results per environment"},
-		para(fmt.Sprintf("Final %s per run; IQM with its %g %% bootstrap interval; P(> %s) is the probability that a run of the method beats a run of the baseline; Welch's p tests equal means against %s.",
+	d = append(d, c.pairedSection()...)
+
+	d = append(d, heading{2, "Results per environment (unpaired)"},
+		para(fmt.Sprintf("Unpaired statistics, treating every run as an independent sample. Final %s per run; IQM with its %g %% bootstrap interval; P(> %s) is the probability that a run of the method beats a run of the baseline; Welch's p tests equal means against %s.",
 			o.Metric, 100*o.Bootstrap.Confidence, base, base)))
 	head := []string{"method", "n", "seeds", "budget (env steps)", "mean", "std", "IQM [95 % CI]", "P(> " + base + ") [95 % CI]", "Welch p"}
 	for _, env := range c.Envs {
@@ -265,7 +267,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	for _, a := range c.Aggregate {
 		t.rows = append(t.rows, []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N), fmtEst(a.IQM), fmtEst(a.Mean), fmtEst(a.Median), fmtEst(a.OptimalityGap), fmtEst(a.Improvement)})
 	}
-	d = append(d, heading{2, "Aggregate over environments"},
+	d = append(d, heading{2, "Aggregate over environments (unpaired)"},
 		para("Scores are min–max normalised per environment ("+strings.Join(ranges, "; ")+"), then pooled over environments for IQM, mean, optimality gap and the profile; the median is rliable's, the median over environments of each environment's mean; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
 		t)
 	if plots.Final != "" {
@@ -284,17 +286,25 @@ func (c *Comparison) document(plots PlotFiles) doc {
 			r := c.Rankings[(i+len(c.Rankings)-1)%len(c.Rankings)]
 			words = append(words, r.Words())
 		}
-		d = append(d, heading{2, "Ranking"},
+		d = append(d, heading{2, "Ranking (unpaired)"},
 			para(fmt.Sprintf("Methods ordered by IQM; a pair is separated when the %g %% interval of the probability that the higher-ranked method's run beats the other's lies wholly above ½ (every pair's numbers: %s).",
 				100*o.Bootstrap.Confidence, PairsCSV)),
 			words)
 	}
+	d = append(d, c.gainSection()...)
 	d = append(d, c.whySection()...)
 
 	d = append(d, heading{2, "Definitions"}, bullet{
 		"IQM: interquartile mean, scipy.stats.trim_mean(x, 0.25): sort the n scores, drop ⌊n/4⌋ at each end, average the rest (n < 4: the mean).",
 		"Confidence intervals: percentile bootstrap; each resample draws, independently per method and per environment, as many runs as there are, with replacement.",
 		"P(X > Y): share of (run of X, run of Y) pairs where X scores higher, ties ½, per environment; averaged over environments.",
+		"Pairs: a run of a method and the baseline's run in the same environment with the same seed and the same initial weights (summary.json's init_sha256; random weights drawn from the same seed when neither run has a warm start). Runs with an unknown or different warm start are never paired.",
+		"Paired difference: method − baseline within a pair; mean with a percentile-bootstrap interval over pairs (stratified by environment over all environments), median, sample SD; ahead / tied / behind count pairs with a positive, zero and negative difference.",
+		"Paired t: scipy.stats.ttest_rel, two-sided, n − 1 degrees of freedom; n/a for fewer than two pairs or differences that do not vary.",
+		"Wilcoxon: scipy.stats.wilcoxon's defaults (zero differences dropped, average ranks for ties, no continuity correction); W = min(W+, W−); exact null distribution for up to 50 differences without ties or zeros and for up to 13 with them, the tie-corrected normal approximation otherwise.",
+		"Holm: Holm's step-down correction over the methods compared with the baseline in the same environment (or over all environments) and measure, separately for each test.",
+		"Variance decomposition: two-way analysis of variance without interaction, method × seed, over the seeds every method ran from the same initial weights; shares of the total sum of squares; residual SD √(SS_resid/((m−1)(s−1))); seed SD √max(0, (MS_seed − MS_resid)/m). Sample sizes: smallest n with power ≥ 80 % for a two-sided t-test at level 0.05 (noncentral t).",
+		"Gain: final score minus the evaluation before training (iteration 0).",
 		"Welch p: two-sided Welch t-test on final scores, Welch–Satterthwaite degrees of freedom; n/a when a method has fewer than 2 runs or neither method's scores vary.",
 		"Learning curves: each run's evaluations interpolated linearly in env steps onto a grid from the latest first evaluation to the earliest last evaluation of the environment's runs; IQM across runs per grid point; bands resample whole runs.",
 		"Performance profile: fraction of runs whose normalised final score exceeds τ.",
@@ -329,7 +339,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 
 	rt := c.RunsTable()
 	d = append(d, heading{2, "Runs"}, table{head: rt[0], rows: rt[1:]},
-		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV, PairsCSV}, ", ")+"."))
+		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV, PairsCSV, PairedCSV, VarianceCSV, GainCSV}, ", ")+"."))
 	return d
 }
 

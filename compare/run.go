@@ -51,6 +51,10 @@ type Run struct {
 	ConfigYAML []byte
 	// Evals are the evaluation lines of metrics.jsonl in file order (iterations increasing).
 	Evals []Eval
+	// Init is the directory the run's initial weights came from (its warm start or policy.init)
+	// and InitSHA256 their checkpoint's SHA-256, as summary.json records them; both empty for
+	// random initial weights or when the run has no summary.json.
+	Init, InitSHA256 string
 	// EstimatorMeans are the means over the run's train lines of each estimator diagnostic
 	// (the est/ keys of metrics.jsonl, such as est/merge_ratio), each over the lines that have it.
 	EstimatorMeans map[string]float64
@@ -69,6 +73,7 @@ type RunConfig struct {
 	EvalEvery   int   // eval.every
 	EvalSampled bool  // eval.sampled
 	EvalAtStart bool  // eval.at_start
+	WarmStart   bool  // policy.init is set or sft.demos > 0: the run starts from trained weights
 }
 
 // Eval is one evaluation: its iteration, the env steps trained so far and every numeric value
@@ -94,6 +99,16 @@ func (r *Run) Curve(metric string) []Point {
 		}
 	}
 	return pts
+}
+
+// Start returns the metric at the run's evaluation before training (iteration 0, no env steps);
+// ok is false when the run has no such evaluation of metric.
+func (r *Run) Start(metric string) (v float64, ok bool) {
+	if len(r.Evals) == 0 || r.Evals[0].Iter != 0 || r.Evals[0].EnvSteps != 0 {
+		return 0, false
+	}
+	v, ok = r.Evals[0].Values[metric]
+	return v, ok
 }
 
 // Final returns the metric at the run's last evaluation. It is an error when the run has no
@@ -215,6 +230,12 @@ type configFile struct {
 		Sampled bool `yaml:"sampled"`
 		AtStart bool `yaml:"at_start"`
 	} `yaml:"eval"`
+	Policy struct {
+		Init string `yaml:"init"`
+	} `yaml:"policy"`
+	SFT struct {
+		Demos int `yaml:"demos"`
+	} `yaml:"sft"`
 }
 
 func (r *Run) loadConfig(path string) error {
@@ -249,7 +270,8 @@ func (r *Run) loadConfig(path string) error {
 	trainSize, _ := strconv.Atoi(c.Tasks.Train) // 0 when open or absent
 	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: trainSize, OpenTasks: c.Tasks.Train == "open", EvalTasks: c.Tasks.Eval,
 		PanelSeed: c.Tasks.PanelSeed, PerIter: c.Tasks.PerIter, GroupSize: c.Tasks.GroupSize,
-		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart}
+		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart,
+		WarmStart: c.Policy.Init != "" || c.SFT.Demos > 0}
 	r.ConfigYAML = data
 	return nil
 }
@@ -389,6 +411,8 @@ type summaryFile struct {
 	Iterations *int   `json:"iterations"`
 	EnvSteps   *int64 `json:"env_steps"`
 	Tokens     *int64 `json:"tokens"`
+	Init       string `json:"init"`
+	InitSHA256 string `json:"init_sha256"`
 }
 
 func (r *Run) loadSummary(path string) error {
@@ -411,6 +435,7 @@ func (r *Run) loadSummary(path string) error {
 	}
 	r.Complete = true
 	r.Iterations, r.EnvSteps = *s.Iterations, *s.EnvSteps
+	r.Init, r.InitSHA256 = s.Init, s.InitSHA256
 	if s.Tokens != nil {
 		r.Tokens = *s.Tokens
 	}

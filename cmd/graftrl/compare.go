@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -260,7 +262,53 @@ func printComparison(w io.Writer, c *compare.Comparison) {
 				cell.IQM.Value, cell.IQM.Lo, cell.IQM.Hi, p)
 		}
 	}
+	printPaired(w, c)
 	for _, warn := range c.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+}
+
+// printPaired prints the paired differences against the baseline, the variance decomposition
+// and the gain over the start, or why there is no paired table.
+func printPaired(w io.Writer, c *compare.Comparison) {
+	base := c.Options.Baseline
+	if c.NoPairs != "" {
+		fmt.Fprintf(w, "paired against %s: no paired table: %s\n", base, c.NoPairs)
+	} else {
+		fmt.Fprintf(w, "paired against %s (%d pairs: same env, seed and initial weights; difference, %g %% CI, ahead/tied/behind, Holm-corrected p):\n",
+			base, len(c.Pairs), 100*c.Options.Bootstrap.Confidence)
+		for _, env := range append([]string{compare.AllEnvs}, c.Envs...) {
+			if env == compare.AllEnvs && len(c.Envs) == 1 {
+				continue
+			}
+			for _, r := range c.PairedRows(env, compare.MeasureFinal) {
+				fmt.Fprintf(w, "  %-10s %-12s n=%-3d %+.3f [%+.3f, %+.3f]  %d/%d/%d  t p=%s  Wilcoxon p=%s (%s)\n", env, r.Method, r.N,
+					r.Mean.Value, r.Mean.Lo, r.Mean.Hi, r.Won, r.Tied, r.Lost, pValue(r.THolm), pValue(r.WilcoxonHolm), r.Wilcoxon.Method)
+			}
+		}
+		for _, u := range c.Unpaired {
+			fmt.Fprintf(w, "  not paired: %s\n", u)
+		}
+		for _, v := range c.Variance {
+			seed, method, resid := v.Shares()
+			fmt.Fprintf(w, "variance %s (%d methods × %d seeds): seed %.0f %%, method %.0f %%, residual %.0f %% (SD %.3f); seed pairs for %g/%g: %v/%v (unpaired runs per method: %v/%v)\n",
+				v.Env, len(v.Methods), len(v.Seeds), 100*seed, 100*method, 100*resid, v.ResidSD, compare.PowerDeltaSmall, compare.PowerDeltaLarge,
+				v.SeedsNeeded[0], v.SeedsNeeded[1], v.RunsPerArm[0], v.RunsPerArm[1])
+		}
+	}
+	for _, g := range c.Gains {
+		if g.Env == compare.AllEnvs && len(c.Envs) == 1 {
+			continue
+		}
+		fmt.Fprintf(w, "gain %-10s %-12s n=%-3d start %.3f  final %.3f  gain %+.3f  IQM %+.3f [%+.3f, %+.3f]\n", g.Env, g.Method, g.N,
+			g.Start, g.Final, g.Gain, g.IQM.Value, g.IQM.Lo, g.IQM.Hi)
+	}
+}
+
+// pValue prints a p-value with three significant digits, "n/a" when undefined.
+func pValue(p float64) string {
+	if math.IsNaN(p) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }

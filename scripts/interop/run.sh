@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Interop checks: graftrl's statistics against rliable, its GRPO normalisation against numpy's
+# Interop checks: graftrl's statistics against rliable, its paired statistics against scipy and
+# statsmodels, its GRPO normalisation against numpy's
 # std (torch.std's semantics), its frozenlake against gymnasium's FrozenLake-v1, and OpenEnv both
 # ways (README: Interop). Creates virtual environments with the
 # pinned packages of requirements.txt and requirements-openenv.txt (kept under ~/.cache/graftrl,
@@ -42,6 +43,10 @@ await() {
 echo "== interop: rliable (docs/study)"
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyStats$' -count=1
 "$py" scripts/interop/rliable_check.py docs/study "$out/study_stats.json" || status=1
+
+echo "== interop: paired statistics against scipy, numpy and statsmodels (docs/study)"
+GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyPaired$' -count=1
+"$py" scripts/interop/paired_check.py docs/study "$out/study_paired.json" || status=1
 
 echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
 GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
