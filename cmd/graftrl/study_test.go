@@ -157,11 +157,24 @@ func TestStudyTiny(t *testing.T) {
 		t.Errorf("pairs.csv has %d rows, want 3 (maze, frozenlake, all)", len(pairs))
 	}
 
+	// Paired differences: the runs of a seed share random initial weights (no warm start), so
+	// graft's run of seed s is paired with grpo's; the mean difference over the two seeds, and
+	// over the four pairs of both envs (success rates: normalised by the identity).
+	paired := readCSV(t, filepath.Join(report, "paired.csv"))
+	var all []float64
+	for _, env := range []string{"maze", "frozenlake"} {
+		g, b := scores(env, "graft"), scores(env, "grpo")
+		all = append(all, g[0]-b[0], g[1]-b[1])
+		near(t, env+" paired mean difference", paired["final/"+env+"/graft"]["mean"], (g[0]-b[0]+g[1]-b[1])/2)
+	}
+	near(t, "paired mean difference over all", paired["final/all/graft"]["mean"], (all[0]+all[1]+all[2]+all[3])/4)
+
 	md, err := os.ReadFile(filepath.Join(report, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Ranking", "Over all environments (normalised scores) the order by IQM is",
+		"## Paired comparison against grpo", "4 pairs in 2 environment(s)", "## Gain over the start",
 		"## Why: state sharing and advantage accuracy", "### State sharing", "### Advantage audit, in brief",
 		"maze-grpo-s1", "frozenlake-grpo-s1", "Time: the study took", "Machine: ", "Build: graftrl ", "Produced by: graftrl study (test)"} {
 		if !strings.Contains(string(md), want) {
@@ -221,7 +234,7 @@ func readCSV(t *testing.T, path string) map[string]map[string]string {
 		switch filepath.Base(path) {
 		case "per_env.csv":
 			key = r[0] + "/" + r[1]
-		case "pairs.csv":
+		case "pairs.csv", "paired.csv":
 			key = r[0] + "/" + r[1] + "/" + r[2]
 		default:
 			key = r[0]

@@ -171,7 +171,8 @@ func TestSweepLocalAndCompare(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "Sweep t: grpo vs graft on maze (eval/success)") || !strings.Contains(out, "scores read at") {
+	if !strings.Contains(out, "Sweep t: grpo vs graft on maze (eval/success)") || !strings.Contains(out, "scores read at") ||
+		!strings.Contains(out, "paired against grpo (2 pairs: same env, seed and initial weights") || !strings.Contains(out, "gain maze       graft") {
 		t.Errorf("compare output:\n%s", out)
 	}
 	md, err := os.ReadFile(filepath.Join(sd, "report", "report.md"))
@@ -184,7 +185,7 @@ func TestSweepLocalAndCompare(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	for _, f := range []string{"report.html", "runs.csv", "plots/curves-maze.png", "plots/final.svg"} {
+	for _, f := range []string{"report.html", "runs.csv", "paired.csv", "variance.csv", "gain.csv", "plots/curves-maze.png", "plots/final.svg"} {
 		if _, err := os.Stat(filepath.Join(sd, "report", f)); err != nil {
 			t.Errorf("report lacks %s", f)
 		}
