@@ -3,13 +3,14 @@ package compare
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
 
 // pairedSection is the report's paired comparison: the words, the paired table of final scores,
 // the runs left out and the variance decomposition.
-func (c *Comparison) pairedSection() doc {
+func (c *Comparison) pairedSection(plots PlotFiles) doc {
 	o := c.Options
 	base := o.Baseline
 	d := doc{heading{2, "Paired comparison against " + base}}
@@ -34,6 +35,9 @@ func (c *Comparison) pairedSection() doc {
 	}
 	d = append(d, words)
 	d = append(d, c.pairedTable(MeasureFinal))
+	if plots.Paired != "" {
+		d = append(d, figure{"paired differences from " + base, filepath.ToSlash(filepath.Join(PlotDir, plots.Paired))})
+	}
 	if len(c.Unpaired) > 0 {
 		d = append(d, heading{3, "Runs left out of the pairing"}, bullet(c.Unpaired))
 	}

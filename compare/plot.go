@@ -500,6 +500,46 @@ func (c *Comparison) ImprovementFigure() (*Figure, error) {
 	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
 
+// PairedFigure is the paired difference of every method from the baseline: per environment and
+// over all environments (normalised), the mean difference of the final scores over the seed
+// pairs, with the outer ends of its t and bootstrap intervals. It needs a paired table.
+func (c *Comparison) PairedFigure() (*Figure, error) {
+	if c.NoPairs != "" {
+		return nil, errors.New("paired: " + c.NoPairs)
+	}
+	base := c.Options.Baseline
+	var panels []*plot.Plot
+	scopes := c.Envs
+	if len(c.Envs) > 1 {
+		scopes = append([]string{AllEnvs}, c.Envs...)
+	}
+	for _, env := range scopes {
+		var rows []string
+		var ns []int
+		var est []Estimate
+		for _, r := range c.PairedRows(env, MeasureFinal) {
+			rows, ns = append(rows, r.Method), append(ns, r.N)
+			est = append(est, Estimate{Value: r.Mean.Value, Lo: math.Min(r.Mean.Lo, r.TInterval.Lo), Hi: math.Max(r.Mean.Hi, r.TInterval.Hi)})
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		title := env
+		if env == AllEnvs {
+			title = "all envs (normalised)"
+		}
+		p, err := c.intervalPanel(title, "difference from "+base+" (seed pairs)", rows, ns, est, 0)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	grid := panelGrid(panels)
+	title := fmt.Sprintf("Paired difference from %s (final %s), 95 %% t and bootstrap intervals", base, MetricWords(c.Options.Metric))
+	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods)-1)+1.3*vg.Inch, title)
+	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+}
+
 // ProfileFigure is the aggregate performance profile: for each threshold τ, the fraction of runs
 // (pooled over environments) whose normalised final score exceeds τ, with 95 % bands.
 func (c *Comparison) ProfileFigure() (*Figure, error) {

@@ -61,6 +61,8 @@ type PlotFiles struct {
 	Final       string
 	Improvement string
 	Profile     string
+	// Paired is the paired-difference figure, empty without a paired table.
+	Paired string
 }
 
 // fileName keeps an environment name safe as a file name.
@@ -115,6 +117,16 @@ func (c *Comparison) WritePlots(dir string) (PlotFiles, error) {
 			return files, err
 		}
 		files.Improvement = "improvement"
+	}
+	if c.NoPairs == "" {
+		f, err := c.PairedFigure()
+		if err != nil {
+			return files, err
+		}
+		if err := save(f, "paired"); err != nil {
+			return files, err
+		}
+		files.Paired = "paired"
 	}
 	if f, err = c.ProfileFigure(); err != nil {
 		return files, err
@@ -233,7 +245,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
 	}})
 
-	d = append(d, c.pairedSection()...)
+	d = append(d, c.pairedSection(plots)...)
 
 	d = append(d, heading{2, "Results per environment (unpaired)"},
 		para(fmt.Sprintf("Unpaired statistics, treating every run as an independent sample. Final %s per run; IQM with its %g %% bootstrap interval; P(> %s) is the probability that a run of the method beats a run of the baseline; Welch's p tests equal means against %s.",

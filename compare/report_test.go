@@ -29,7 +29,7 @@ func TestWriteReport(t *testing.T) {
 	for _, env := range c.Envs {
 		figures = append(figures, "curves-"+env)
 	}
-	figures = append(figures, "final", "improvement", "profile")
+	figures = append(figures, "final", "improvement", "paired", "profile")
 	for _, f := range figures {
 		data, err := os.ReadFile(filepath.Join(dir, PlotDir, f+".png"))
 		if err != nil {
