@@ -18,6 +18,16 @@
 //     (see [WelchTTest]).
 //   - Aggregates across environments use min–max normalised scores (see [Range]), pooled.
 //
+// Those statistics treat every run as an independent sample. When the runs of two methods share
+// an environment, a seed and their initial weights (the warm start every estimator of a seed
+// starts from), the comparison is also made seed by seed ([SeedPair], [PairedRow]): the mean
+// paired difference with a bootstrap interval over pairs and the paired t-test's interval,
+// [PairedTTest] (scipy's ttest_rel), [WilcoxonSignedRank] (scipy's wilcoxon with its defaults),
+// [Holm]'s correction over the methods compared with the baseline, a two-way variance
+// decomposition method × seed ([TwoWay]) with the sample sizes a given difference needs
+// ([SeedsNeeded], [RunsPerArmNeeded]), and each run's gain over its own start ([GainRow]).
+// Runs that cannot be paired are named, never silently paired.
+//
 // The usual entry points are [FindRuns] and [LoadRuns] to read runs, [Compare] to compute every
 // table, curve and profile of a comparison, and [WriteReport] to write report.md, report.html,
 // CSV files and PNG/SVG plots.

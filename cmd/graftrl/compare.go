@@ -65,6 +65,14 @@ probability of improvement over the baseline and Welch's test; the aggregate ove
 learning curves and performance profiles; plots (PNG and SVG), report.md, a self-contained
 report.html and CSV files, written to DIR/report (or --out).
 
+Paired statistics: runs of two methods with the same env, seed and initial weights (the warm
+start's checksum in summary.json, or random weights from the same seed) are compared seed by
+seed: the mean paired difference from the baseline with its intervals, the paired t-test and
+the Wilcoxon signed-rank test (Holm-corrected over the methods), a variance decomposition
+method × seed with the seeds a difference of 0.05 or 0.10 needs, and each run's gain over its
+evaluation before training (paired.csv, variance.csv, gain.csv, plots/paired.png). Runs that
+cannot be paired are named; with no pair at all the report says why.
+
 Budgets: runs are compared at equal budgets in environment steps. Under --final last, runs whose
 final env steps differ (beyond --budget-tol) are refused unless --force; under --final
 common-budget (the default for sweeps) every run is read at its env's common budget.
