@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/backends/xla"
 
 	"github.com/graftrl/graftrl/internal/gobackend"
+	"github.com/graftrl/graftrl/internal/gradients"
 )
 
 // BackendEnv is the environment variable read when no backend is configured (as GoMLX does).
@@ -89,6 +90,9 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	if err := ValidateBackendName(name); err != nil {
 		return nil, err
 	}
+	// graftrl's DotGeneral and BroadcastInDim gradients, for every backend: GoMLX's materialise
+	// a [tokens × in × out] tensor per dense layer that XLA does not fuse away either.
+	gradients.Register()
 	if name == "go" {
 		return gobackend.New()
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
+	"github.com/graftrl/graftrl/internal/gradients"
 	"github.com/graftrl/graftrl/internal/kernels"
 	"github.com/graftrl/graftrl/internal/workers"
 )
@@ -259,7 +260,7 @@ func layoutOf(dims, batchAxes, contractingAxes []int) (l operandLayout, ok bool)
 		s *= dims[a]
 	}
 	var okF, okC bool
-	l.free, okF = collapsedStride(dims, strides, freeAxes(len(dims), contractingAxes, batchAxes))
+	l.free, okF = collapsedStride(dims, strides, gradients.FreeAxes(len(dims), contractingAxes, batchAxes))
 	l.contr, okC = collapsedStride(dims, strides, contractingAxes)
 	if !okF || !okC {
 		return l, false
@@ -310,7 +311,7 @@ func stridedLayout(batch, size, free, contr int) operandLayout {
 // normalOrder is the axis permutation that brings an operand to [batch, free, contracting]
 // (contractingLast) or [batch, contracting, free].
 func normalOrder(rank int, batch, contracting []int, contractingLast bool) []int {
-	free := freeAxes(rank, contracting, batch)
+	free := gradients.FreeAxes(rank, contracting, batch)
 	perm := append([]int(nil), batch...)
 	if contractingLast {
 		perm = append(append(perm, free...), contracting...)

@@ -12,6 +12,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/graftrl/graftrl/internal/gradients"
 	"github.com/graftrl/graftrl/internal/kernels"
 )
 
@@ -24,7 +25,7 @@ func naiveDot(lhs []float32, lhsDims, lhsC, lhsB []int, rhs []float32, rhsDims, 
 		}
 		return o
 	}
-	lf, rf := freeAxes(len(lhsDims), lhsC, lhsB), freeAxes(len(rhsDims), rhsC, rhsB)
+	lf, rf := gradients.FreeAxes(len(lhsDims), lhsC, lhsB), gradients.FreeAxes(len(rhsDims), rhsC, rhsB)
 	var outDims []int
 	for _, a := range lhsB {
 		outDims = append(outDims, lhsDims[a])
@@ -127,10 +128,10 @@ func (tc execCase) sizes() (batch, m, n, k int) {
 	for _, a := range tc.lhsC {
 		k *= tc.lhsDims[a]
 	}
-	for _, a := range freeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
+	for _, a := range gradients.FreeAxes(len(tc.lhsDims), tc.lhsC, tc.lhsB) {
 		m *= tc.lhsDims[a]
 	}
-	for _, a := range freeAxes(len(tc.rhsDims), tc.rhsC, tc.rhsB) {
+	for _, a := range gradients.FreeAxes(len(tc.rhsDims), tc.rhsC, tc.rhsB) {
 		n *= tc.rhsDims[a]
 	}
 	return batch, m, n, k

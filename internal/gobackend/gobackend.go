@@ -1,13 +1,13 @@
 // Package gobackend makes GoMLX's pure-Go backend fast enough to train graftrl's policy: faster
 // executors for the ops that dominate a training step (DotGeneral, element-wise arithmetic, Exp
-// and Tanh, broadcasts, reductions, transposes, row gathers and scatters), and gradients of
-// DotGeneral and BroadcastInDim that the backend runs without materialising large intermediates.
-// Every executor is bit-identical to the one it replaces.
+// and Tanh, broadcasts, reductions, transposes, row gathers and scatters). Every executor is
+// bit-identical to the one it replaces. The gradients of DotGeneral and BroadcastInDim, which
+// every backend uses, are internal/gradients'; New registers them too.
 //
-// Nothing happens on import: New (or Install) patches GoMLX, once per process, and only the `go`
-// backend's selection calls it, so a program that runs on XLA leaves GoMLX as it is. The package
-// reaches into gomlx v0.26.0 internals (see executors.go and dotgrad.go); gomlx is pinned and the
-// tests fail if those internals move.
+// Nothing happens on import: New (or Install) patches GoMLX's executor tables, once per process,
+// and only the `go` backend's selection calls it, so a program that runs on XLA leaves them as
+// they are. The package reaches into gomlx v0.26.0 internals (see executors.go); gomlx is pinned
+// and the tests fail if those internals move.
 package gobackend
 
 import (
@@ -18,6 +18,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 
+	"github.com/graftrl/graftrl/internal/gradients"
 	"github.com/graftrl/graftrl/internal/kernels"
 )
 
@@ -34,23 +35,22 @@ var (
 // executor it finds, so installing twice would wrap graftrl's own executors.
 var installOnce sync.Once
 
-// Install replaces the Go backend's executors and the two gradients with graftrl's, once per
-// process; later calls do nothing. Graphs built before the first call keep GoMLX's gradients.
+// Install replaces the Go backend's executors with graftrl's, once per process; later calls do
+// nothing.
 func Install() {
 	installOnce.Do(func() {
 		installBroadcast()
 		installDot()
-		registerDotGradient()
 		installBinary()
 		installGather()
-		registerBroadcastGradient()
 		installReduce()
 		installTranspose()
 		installUnary()
 	})
 }
 
-// New installs graftrl's executors and gradients (Install) and creates the pure-Go backend. It
+// New installs graftrl's executors (Install) and gradients (gradients.Register) and creates the
+// pure-Go backend. It
 // runs a graph's ops one after another (ops_sequential) and each large op splits its own work
 // across the worker pool (internal/workers): the backend's parallel mode starts a goroutine per
 // op, and on the machines measured here a goroutine needs tens of microseconds to be woken on an
@@ -59,6 +59,7 @@ func Install() {
 // several matmuls are in flight.
 func New() (backends.Backend, error) {
 	Install()
+	gradients.Register()
 	// simplego prints a line to stdout when parallelism is configured; keep stdout for our output.
 	stdout := os.Stdout
 	if devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {

@@ -1,4 +1,4 @@
-package gobackend
+package gradients
 
 import (
 	"math"
@@ -14,15 +14,6 @@ import (
 	"github.com/graftrl/graftrl/internal/gradcheck"
 )
 
-func backendT(t testing.TB) backends.Backend {
-	t.Helper()
-	b, err := testBackend()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // dotCase is one DotGeneral configuration: operand shapes and axes.
 type dotCase struct {
 	lhs, rhs       []int
@@ -33,7 +24,12 @@ type dotCase struct {
 // The re-registered DotGeneral gradient must agree with central finite differences (float64)
 // for every arrangement of batch, contracting and free axes the model uses, and for unsorted
 // and transposed contracting axes it does not.
-func TestDotGeneralGradientFiniteDifferences(t *testing.T) {
+func TestDotGeneralGradientFiniteDifferences(t *testing.T) { checkDotGradients(t, backendT(t)) }
+
+// TestXLACPUDotGeneralGradient runs the same checks on xla:cpu.
+func TestXLACPUDotGeneralGradient(t *testing.T) { checkDotGradients(t, xlaT(t)) }
+
+func checkDotGradients(t *testing.T, b backends.Backend) {
 	cases := []dotCase{
 		{name: "dense [B,T,D]x[D,F]", lhs: []int{2, 3, 4}, rhs: []int{4, 5}, lc: []int{2}, rc: []int{0}},
 		{name: "attention scores", lhs: []int{2, 3, 2, 4}, rhs: []int{2, 5, 2, 4}, lc: []int{3}, lb: []int{0, 2}, rc: []int{3}, rb: []int{0, 2}},
@@ -42,7 +38,6 @@ func TestDotGeneralGradientFiniteDifferences(t *testing.T) {
 		{name: "unsorted contracting pairs", lhs: []int{3, 4, 2}, rhs: []int{2, 5, 3}, lc: []int{0, 2}, rc: []int{2, 0}},
 		{name: "batch not leading", lhs: []int{3, 2, 4}, rhs: []int{4, 2, 5}, lc: []int{2}, lb: []int{1}, rc: []int{0}, rb: []int{1}},
 	}
-	b := backendT(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
@@ -78,23 +73,32 @@ func TestDotGeneralGradientFiniteDifferences(t *testing.T) {
 // Outer products (a DotGeneral with nothing to contract) inside a gradient are built from
 // broadcasts; the gradient must still match finite differences, for a vector of ones (the
 // scalar-broadcast shortcut), any other vector, and with batch axes.
-func TestDotGeneralOuterProductGradient(t *testing.T) {
-	gradcheck.Check(t, backendT(t), "ones", []int{3, 4}, func(x *graph.Node) *graph.Node {
+func TestDotGeneralOuterProductGradient(t *testing.T) { checkOuterProducts(t, backendT(t)) }
+
+// TestXLACPUDotGeneralOuterProductGradient runs the same checks on xla:cpu.
+func TestXLACPUDotGeneralOuterProductGradient(t *testing.T) { checkOuterProducts(t, xlaT(t)) }
+
+func checkOuterProducts(t *testing.T, b backends.Backend) {
+	gradcheck.Check(t, b, "ones", []int{3, 4}, func(x *graph.Node) *graph.Node {
 		return gradcheck.Weighted(graph.DotGeneral(x, []int{1}, nil, graph.Ones(x.Graph(), shapes.Make(dtypes.Float64, 4)), []int{0}, nil))
 	})
-	gradcheck.Check(t, backendT(t), "vector", []int{3, 4}, func(x *graph.Node) *graph.Node {
+	gradcheck.Check(t, b, "vector", []int{3, 4}, func(x *graph.Node) *graph.Node {
 		c := graph.Const(x.Graph(), []float64{0.5, -1, 2, 3})
 		return gradcheck.Weighted(graph.DotGeneral(x, []int{1}, nil, c, []int{0}, nil))
 	})
-	gradcheck.Check(t, backendT(t), "batched", []int{2, 3, 4}, func(x *graph.Node) *graph.Node {
+	gradcheck.Check(t, b, "batched", []int{2, 3, 4}, func(x *graph.Node) *graph.Node {
 		y := graph.Sin(graph.ReduceSum(x, 1)) // [2,4]
 		return gradcheck.Weighted(graph.DotGeneral(x, []int{2}, []int{0}, y, []int{1}, []int{0}))
 	})
 }
 
 // splitDot halves long contractions without batch axes; it must equal DotGeneral.
-func TestSplitDot(t *testing.T) {
-	b := backendT(t)
+func TestSplitDot(t *testing.T) { checkSplitDot(t, backendT(t)) }
+
+// TestXLACPUSplitDot runs the same check on xla:cpu.
+func TestXLACPUSplitDot(t *testing.T) { checkSplitDot(t, xlaT(t)) }
+
+func checkSplitDot(t *testing.T, b backends.Backend) {
 	rng := rand.New(rand.NewPCG(1, 9))
 	x := gradcheck.Normals(rng, 4*600*3)
 	y := gradcheck.Normals(rng, 4*600*5)
@@ -114,7 +118,7 @@ func TestSplitDot(t *testing.T) {
 		}
 	}
 	// A dense layer over 2400 tokens: its weight gradient goes through splitDot.
-	gradcheck.Check(t, backendT(t), "dense weight, long contraction", []int{3, 2}, func(w *graph.Node) *graph.Node {
+	gradcheck.Check(t, b, "dense weight, long contraction", []int{3, 2}, func(w *graph.Node) *graph.Node {
 		in := graph.Sin(graph.Iota(w.Graph(), shapes.Make(dtypes.Float64, 4, 600, 3), 1))
 		return gradcheck.Weighted(graph.Tanh(graph.DotGeneral(in, []int{2}, nil, w, []int{0}, nil)))
 	})

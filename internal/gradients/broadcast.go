@@ -1,4 +1,4 @@
-package gobackend
+package gradients
 
 import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
@@ -7,8 +7,9 @@ import (
 
 // The gradient of BroadcastInDim is a sum over the broadcast axes. GoMLX builds it as ReduceSum;
 // when those axes are trailing (LayerNorm statistics, softmax normalisers), sums over the last
-// axis, one at a time, are ~4× cheaper on the Go backend. Other broadcasts keep GoMLX's gradient.
-func registerBroadcastGradient() {
+// axis, one at a time, are ~4× cheaper on the Go backend (and the same sum on any other). Other
+// broadcasts keep GoMLX's gradient.
+func registerBroadcast() {
 	upstream := VJPRegistration[NodeTypeBroadcastInDim]
 	VJPRegistration[NodeTypeBroadcastInDim] = func(node *Node, vjps []*Node, out shapes.Shape) []*Node {
 		x, v := node.Inputs()[0], vjps[0]

@@ -1,4 +1,4 @@
-package gobackend
+package gradients
 
 import (
 	"reflect"
@@ -9,13 +9,14 @@ import (
 )
 
 // GoMLX v0.26 builds the gradient of DotGeneral as a broadcast multiply plus a reduction, which
-// materialises a [tokens × in × out] tensor per dense layer. XLA fuses that away; the pure-Go
-// backend does not, and training runs ~5× slower with ~5× the memory. The registration below
-// replaces it with the textbook form: each operand's gradient is itself one DotGeneral of the
-// output gradient with the other operand, followed by a transpose back to the operand's axes.
-// The gradient check in dotgrad_test.go pins it against finite differences; gomlx is pinned at
-// v0.26.0 because the axes are read from an unexported field of the node.
-func registerDotGradient() {
+// materialises a [tokens × in × out] tensor per dense layer. Neither backend fuses it away: on the
+// pure-Go backend training runs ~5× slower with ~5× the memory, and XLA (measured on xla:cpu)
+// keeps the product too, 20–30× slower than this form. The registration below replaces it with the
+// textbook form: each operand's gradient is itself one DotGeneral of the output gradient with the
+// other operand, followed by a transpose back to the operand's axes. The gradient checks in
+// dot_test.go pin it against finite differences; gomlx is pinned at v0.26.0 because the axes are
+// read from an unexported field of the node.
+func registerDot() {
 	VJPRegistration[NodeTypeDotGeneral] = func(node *Node, vjps []*Node, _ shapes.Shape) []*Node {
 		return dotGeneralVJP(node, vjps[0])
 	}
@@ -52,8 +53,9 @@ func nodeInputsInts(node *Node, field string) []int {
 // would multiply a vector contraction's work by 32.
 const smallDotCross = 16 * 32 * 32
 
-// freeAxes lists the axes of a rank-r operand that are neither contracted nor batch, in order.
-func freeAxes(rank int, contracting, batch []int) []int {
+// FreeAxes lists the axes of a rank-r DotGeneral operand that are neither contracted nor batch,
+// in order.
+func FreeAxes(rank int, contracting, batch []int) []int {
 	var free []int
 	for a := range rank {
 		if !slices.Contains(contracting, a) && !slices.Contains(batch, a) {
@@ -69,8 +71,8 @@ func dotGeneralVJP(node, v *Node) []*Node {
 	ax := readDotAxes(node)
 	lhs, rhs := node.Inputs()[0], node.Inputs()[1]
 	nb := len(ax.lhsBatch)
-	lhsFree := freeAxes(lhs.Rank(), ax.lhsContracting, ax.lhsBatch)
-	rhsFree := freeAxes(rhs.Rank(), ax.rhsContracting, ax.rhsBatch)
+	lhsFree := FreeAxes(lhs.Rank(), ax.lhsContracting, ax.lhsBatch)
+	rhsFree := FreeAxes(rhs.Rank(), ax.rhsContracting, ax.rhsBatch)
 	outBatch := axisRange(0, nb)
 	outLhsFree := axisRange(nb, len(lhsFree))
 	outRhsFree := axisRange(nb+len(lhsFree), len(rhsFree))
@@ -202,7 +204,7 @@ func permuteTo(g *Node, pos []int) *Node {
 // axes in order.
 func outerProduct(v, y *Node, yBatch []int) *Node {
 	nb := len(yBatch)
-	yRest := freeAxes(y.Rank(), nil, yBatch)
+	yRest := FreeAxes(y.Rank(), nil, yBatch)
 	yOrder := append(slices.Clone(yBatch), yRest...)
 	dims := slices.Clone(v.Shape().Dimensions)
 	for _, a := range yRest {
