@@ -16,7 +16,7 @@ import (
 // falling back to the backend's own executor for anything else. Every one is bit-identical to the
 // executor it replaces, so they change how fast a run is, never what it computes.
 //
-// Like the gradient re-registration in dotgrad.go, they reach into gomlx v0.26.0 internals: the
+// Like the gradient re-registration in internal/gradients, they reach into gomlx v0.26.0 internals: the
 // backend's executor table (by linkname) and the fields of its nodes (by reflection, checked on
 // every call; a mismatch falls back rather than guessing). gomlx is pinned, and tests fail if
 // those fields move.
