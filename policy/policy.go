@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/distributed"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
@@ -37,6 +38,9 @@ type Policy struct {
 	mesh        *distributed.DeviceMesh
 	rowSpec     *distributed.ShardingSpec // split along the first axis (rows) over mesh
 	trainInputs int                       // inputs of the train graph, as its sharding specs count them
+	bucketed    bool                      // pad minibatches to bucketed shapes (xla backends; see shapes.go)
+	shapesSeen  map[string]bool           // input shapes each executable has met (see exec)
+	compiled    Compilations
 
 	train, logp, refLogp, logits, decode *context.Exec
 }
@@ -95,7 +99,7 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
-		devices: max(o.Devices, 1)}
+		devices: max(o.Devices, 1), bucketed: backend.Name() != simplego.BackendName, shapesSeen: map[string]bool{}}
 	if o.ActionTokens != nil {
 		p.actionBias = make([]float32, o.Model.Vocab)
 		for i := range p.actionBias {
@@ -369,8 +373,9 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 		(b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps) {
 		return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
 	}
-	padded := padRows(b, p.devices)
-	sel := selectPositions(padded, queryBucket(mostSelected(padded), padded.Len))
+	rows, length, steps := p.shapeFor(b.Rows, b.Len, b.Steps)
+	padded := padBatch(b, rows, length, steps)
+	sel := selectPositions(padded, bucket(mostSelected(padded), padded.Len))
 	args := p.trainArgs(padded, sel, lr)
 	if p.devices > 1 {
 		var err error
@@ -378,7 +383,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 			return TrainStats{}, fmt.Errorf("policy: update: %w", err)
 		}
 	}
-	out, err := p.train.Exec(args...)
+	out, err := p.exec("train", p.train, args...)
 	if err != nil {
 		return TrainStats{}, fmt.Errorf("policy: update: %w", err)
 	}
@@ -393,9 +398,9 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	for i, t := range out[:8] {
 		s[i] = float64(tensors.ToScalar[float32](t))
 	}
-	logp := sel.scatter(tensors.MustCopyFlatData[float32](out[8]))
+	logp := unpad(sel.scatter(tensors.MustCopyFlatData[float32](out[8])), b.Rows, b.Len, padded.Len)
 	return TrainStats{Loss: s[0], PGLoss: s[1], Entropy: s[2], KL: s[3], ApproxKL: s[4], ClipFrac: s[5],
-		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp[:n]}, nil
+		GradNorm: s[6], Skipped: s[7] == 0, LogProbs: logp}, nil
 }
 
 // trainArgs are the train graph's inputs for a minibatch (see trainGraph): every one but the
@@ -444,7 +449,7 @@ func (p *Policy) shardArgs(args []any) ([]any, error) {
 // LogProbs returns log π(target) and the policy entropy at every position of the batch, with
 // the current weights. Positions with Weight > 0 are action positions (see Options.ActionTokens).
 func (p *Policy) LogProbs(b *TrainBatch) (logp, entropy []float32, err error) {
-	return p.runLogProbs(p.logp, b)
+	return p.runLogProbs("logp", p.logp, b)
 }
 
 // RefLogProbs is LogProbs under the frozen reference policy (KL must be on).
@@ -452,26 +457,32 @@ func (p *Policy) RefLogProbs(b *TrainBatch) ([]float32, error) {
 	if p.refLogp == nil {
 		return nil, errors.New("policy: no reference policy (update.kl is none)")
 	}
-	lp, _, err := p.runLogProbs(p.refLogp, b)
+	lp, _, err := p.runLogProbs("ref-logp", p.refLogp, b)
 	return lp, err
 }
 
-func (p *Policy) runLogProbs(e *context.Exec, b *TrainBatch) ([]float32, []float32, error) {
+func (p *Policy) runLogProbs(name string, e *context.Exec, b *TrainBatch) ([]float32, []float32, error) {
 	n := b.Rows * b.Len
 	if len(b.Tokens) != n || len(b.Targets) != n || len(b.Weight) != n {
 		return nil, nil, fmt.Errorf("policy: log-prob batch arrays must hold rows×len = %d values", n)
 	}
-	args := []any{tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
-		tensors.FromFlatDataAndDimensions(b.Targets, b.Rows, b.Len)}
-	if bias := p.actionBiasTensor(b); bias != nil {
+	pb := b
+	if p.bucketed {
+		rows, length, _ := p.shapeFor(b.Rows, b.Len, 0)
+		pb = &TrainBatch{Rows: rows, Len: length, Tokens: padded(b.Tokens, b.Rows, b.Len, rows, length),
+			Targets: padded(b.Targets, b.Rows, b.Len, rows, length), Weight: padded(b.Weight, b.Rows, b.Len, rows, length)}
+	}
+	args := []any{tensors.FromFlatDataAndDimensions(pb.Tokens, pb.Rows, pb.Len),
+		tensors.FromFlatDataAndDimensions(pb.Targets, pb.Rows, pb.Len)}
+	if bias := p.actionBiasTensor(pb); bias != nil {
 		args = append(args, bias)
 	}
-	out, err := e.Exec(args...)
+	out, err := p.exec(name, e, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy: log-probs: %w", err)
 	}
-	lp := tensors.MustCopyFlatData[float32](out[0])
-	ent := tensors.MustCopyFlatData[float32](out[1])
+	lp := unpad(tensors.MustCopyFlatData[float32](out[0]), b.Rows, b.Len, pb.Len)
+	ent := unpad(tensors.MustCopyFlatData[float32](out[1]), b.Rows, b.Len, pb.Len)
 	out[0].FinalizeAll()
 	out[1].FinalizeAll()
 	return lp, ent, nil
@@ -479,7 +490,7 @@ func (p *Policy) runLogProbs(e *context.Exec, b *TrainBatch) ([]float32, []float
 
 // Logits runs the full forward pass on a Rows × Len batch and returns logits [rows·len·vocab].
 func (p *Policy) Logits(rows, length int, tokens []int32) ([]float32, error) {
-	out, err := p.logits.Exec(tensors.FromFlatDataAndDimensions(tokens, rows, length))
+	out, err := p.exec("logits", p.logits, tensors.FromFlatDataAndDimensions(tokens, rows, length))
 	if err != nil {
 		return nil, fmt.Errorf("policy: forward: %w", err)
 	}
@@ -521,7 +532,7 @@ func (d *Decoder) Step(tokens, pos []int32) ([]float32, error) {
 	for _, c := range d.caches {
 		args = append(args, c)
 	}
-	out, err := d.p.decode.Exec(args...)
+	out, err := d.p.exec("decode", d.p.decode, args...)
 	if err != nil {
 		return nil, fmt.Errorf("policy: decode: %w", err)
 	}

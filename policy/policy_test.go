@@ -99,7 +99,7 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 			tb.Weight[i] = 0
 		}
 	}
-	sel := selectPositions(tb, queryBucket(mostSelected(tb), tb.Len))
+	sel := selectPositions(tb, bucket(mostSelected(tb), tb.Len))
 	if sel.q != 8 {
 		t.Fatalf("q = %d, want 8", sel.q)
 	}
@@ -169,8 +169,8 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 func TestQueryBucket(t *testing.T) {
 	for _, tc := range [][3]int{{0, 64, 8}, {1, 64, 8}, {8, 64, 8}, {9, 64, 16}, {25, 64, 32}, {33, 64, 48}, {49, 64, 64},
 		{65, 128, 96}, {97, 128, 128}, {5, 6, 6}} {
-		if got := queryBucket(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("queryBucket(%d, %d) = %d, want %d", tc[0], tc[1], got, tc[2])
+		if got := bucket(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("bucket(%d, %d) = %d, want %d", tc[0], tc[1], got, tc[2])
 		}
 	}
 }

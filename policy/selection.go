@@ -16,22 +16,6 @@ type selection struct {
 	pos             []int32 // [rows·q] position t of each slot (0 for padding)
 }
 
-// queryBucket rounds a per-row count of selected positions up to 8, 16, 24, 32, 48, 64, 96, 128, …
-// (capped at length) so that few distinct shapes, hence few compiled graphs, occur.
-func queryBucket(n, length int) int {
-	q := 8
-	for q < n {
-		if q < 32 {
-			q += 8
-		} else if q&(q-1) == 0 {
-			q += q / 2
-		} else {
-			q += q / 3
-		}
-	}
-	return min(q, length)
-}
-
 // mostSelected is the largest number of selected positions (Weight > 0) in a row of the batch.
 func mostSelected(b *TrainBatch) int {
 	most := 0
@@ -65,32 +49,6 @@ func selectPositions(b *TrainBatch, q int) *selection {
 		}
 	}
 	return s
-}
-
-// padRows returns the minibatch with rows of weight 0 appended (which the loss never reads) up to
-// a multiple of n rows; the batch itself when its rows divide evenly.
-func padRows(b *TrainBatch, n int) *TrainBatch {
-	rows := (b.Rows + n - 1) / n * n
-	if rows == b.Rows {
-		return b
-	}
-	return &TrainBatch{Rows: rows, Len: b.Len, Steps: b.Steps,
-		Tokens: padded(b.Tokens, b.Rows, rows, b.Len), Targets: padded(b.Targets, b.Rows, rows, b.Len),
-		OldLogp: padded(b.OldLogp, b.Rows, rows, b.Len), Adv: padded(b.Adv, b.Rows, rows, b.Len),
-		Weight: padded(b.Weight, b.Rows, rows, b.Len), RefLogp: padded(b.RefLogp, b.Rows, rows, b.Len),
-		StepOf:  padded(b.StepOf, b.Rows, rows, b.Len),
-		StepAdv: padded(b.StepAdv, b.Rows, rows, b.Steps), StepWeight: padded(b.StepWeight, b.Rows, rows, b.Steps)}
-}
-
-// padded is a [rows, width] array zero-padded to [to, width]; an array of another size (one the
-// update does not read: nil, or RefLogp with KL off) gives nil.
-func padded[T float32 | int32](v []T, rows, to, width int) []T {
-	if len(v) != rows*width {
-		return nil
-	}
-	out := make([]T, to*width)
-	copy(out, v)
-	return out
 }
 
 // floats gathers a [rows·length] array into [rows, q] (0 at padding slots).

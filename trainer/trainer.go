@@ -441,6 +441,7 @@ func (t *Trainer) nextTasks() []int64 {
 // they were before it, so that a checkpoint written then continues exactly here.
 func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 	t0 := time.Now()
+	c0 := t.pol.Compilations()
 	before, err := t.streamState()
 	if err != nil {
 		return nil, nil, err
@@ -512,6 +513,8 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 		"time/estimate": tEstimate.Seconds(), "time/update": tUpdate.Seconds(),
 		"time/iteration": time.Since(t0).Seconds(), "decode_calls": cst.DecodeCalls, "sampled_tokens": cst.SampledTokens,
 	}
+	c := t.pol.Compilations()
+	tm["compiles"], tm["time/compile"] = c.Count-c0.Count, (c.Time - c0.Time).Seconds()
 	return m, tm, nil
 }
 
