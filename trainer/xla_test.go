@@ -31,7 +31,7 @@ func xlaQuickstart(t *testing.T, dir string, iterations string) []byte {
 // plugin is then a failure; scripts/install-xla-cpu.sh installs it) and is skipped otherwise.
 func TestXLACPUQuickstart(t *testing.T) {
 	if os.Getenv("GRAFTRL_XLA_CPU") != "1" {
-		t.Skip("the xla:cpu quickstart takes minutes (XLA compiles every new minibatch shape): GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
+		t.Skip("the xla:cpu quickstart takes tens of seconds: GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
 	}
 	b, err := policy.NewBackend(policy.BackendOptions{Name: "xla:cpu"})
 	if err != nil {
@@ -102,7 +102,7 @@ func greedySuccess(t *testing.T, line string) float64 {
 // relative (the updates differ only in the order of floating-point sums), and both runs finish.
 func TestXLACPUQuickstartTwoDevices(t *testing.T) {
 	if os.Getenv("GRAFTRL_XLA_CPU") != "1" {
-		t.Skip("xla:cpu runs take minutes: GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
+		t.Skip("xla:cpu runs take tens of seconds: GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
 	}
 	run := func(devices string) map[string]string {
 		cfg, err := Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=2",
