@@ -309,7 +309,7 @@ func TestComparePaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Paired comparison against grpo", "3 pairs in 1 environment(s)", "| maze | graft | 3 | +0.100 [",
-		"2 / 1 / 0", "1.73 (2.00): 0.225", "0.00: 0.5 (exact)", "### Runs left out of the pairing", "grpo has no run with seed 4",
+		"2 / 1 / 0", "1.73 (2.00): 0.225", "| 0: 0.5 (exact)", "### Runs left out of the pairing", "grpo has no run with seed 4",
 		"### Variance decomposition", "| maze | 2 × 3 |", "## Gain over the start", "| maze | grpo | 4 | 0.300 | 0.650 | +0.350 |",
 		"paired differences of gains equal those of the final scores", "## Results per environment (unpaired)", PairedCSV} {
 		if !strings.Contains(string(md), want) {

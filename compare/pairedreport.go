@@ -21,7 +21,7 @@ func (c *Comparison) pairedSection(plots PlotFiles) doc {
 	for _, p := range c.Pairs {
 		envs[p.Env] = true
 	}
-	d = append(d, para(fmt.Sprintf("Runs are paired when they share the environment, the seed and the initial weights (the warm start's or policy.init's SHA-256 that summary.json records, or random weights drawn from the seed): %d pairs in %d environment(s). Differences are method − %s, on the final score (%s). Intervals: %g %% percentile bootstrap over the pairs (over all environments: within each environment, on normalised scores), %d resamples, and the paired t-test's interval, which the sentences below use where it is wider: with a handful of pairs the percentile bootstrap is too narrow. Tests: two-sided paired t-test and Wilcoxon signed-rank test, each Holm-corrected over the %d method(s) compared with %s in the same environment. A method differs from %s when its Holm-corrected paired t p < %g.",
+	d = append(d, para(fmt.Sprintf("Runs are paired when they share the environment, the seed and the initial weights (the warm start's or policy.init's SHA-256 that summary.json records, or random weights drawn from the seed): %d pairs in %d environment(s). Differences are method − %s; final score: %s. Intervals: %g %% percentile bootstrap over the pairs (over all environments: within each environment, on normalised scores), %d resamples, and the paired t-test's interval, which the sentences below use where it is wider: with a handful of pairs the percentile bootstrap is too narrow. Tests: two-sided paired t-test and Wilcoxon signed-rank test, each Holm-corrected over the %d method(s) compared with %s in the same environment. A method differs from %s when its Holm-corrected paired t p < %g.",
 		len(c.Pairs), len(envs), base, strings.ToLower(c.Protocol.Final), 100*o.Bootstrap.Confidence, o.Bootstrap.Resamples,
 		len(c.Methods)-1, base, base, alphaOf(o.Bootstrap.Confidence))))
 	var words bullet
@@ -100,10 +100,18 @@ func (c *Comparison) pairedTable(measure string) table {
 				fmt.Sprintf("[%s, %s]", signed(r.TInterval.Lo), signed(r.TInterval.Hi)), signed(r.Median), fmtNum(r.SD),
 				fmt.Sprintf("%d / %d / %d", r.Won, r.Tied, r.Lost),
 				fmt.Sprintf("%s (%s): %s", fmtStat(r.T.T), fmtStat(r.T.DF), fmtPValue(r.T.P)), fmtPValue(r.THolm),
-				fmt.Sprintf("%s: %s (%s)", fmtStat(r.Wilcoxon.Stat), fmtPValue(r.Wilcoxon.P), wilcoxonMethod(r.Wilcoxon)), fmtPValue(r.WilcoxonHolm)})
+				fmt.Sprintf("%s: %s (%s)", fmtRankSum(r.Wilcoxon.Stat), fmtPValue(r.Wilcoxon.P), wilcoxonMethod(r.Wilcoxon)), fmtPValue(r.WilcoxonHolm)})
 		}
 	}
 	return t
+}
+
+// fmtRankSum formats a rank sum (a multiple of ½), "n/a" when undefined.
+func fmtRankSum(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func wilcoxonMethod(w WilcoxonResult) string {
@@ -159,7 +167,7 @@ func fmtStat(v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	return strings.Replace(strconv.FormatFloat(v, 'f', 2, 64), "-", "−", 1)
 }
 
 // fmtCount formats a sample size ("> 100000" beyond the search, "n/a" when undefined).
