@@ -461,13 +461,13 @@ func denseGradientProducts(b backends.Backend) (dots, bigMuls int) {
 }
 
 // Selecting an xla backend registers graftrl's gradients: in a fresh process that never makes a go
-// backend, a dense layer's gradient built on a plain xla:cpu backend has GoMLX's rank-4 product,
-// and after policy.NewBackend(xla:cpu) it has none, only DotGenerals (the forward one and one per
+// backend, a dense layer's gradient built on a plain XLA backend (xlaName's plugin) has GoMLX's
+// rank-4 product, and after policy.NewBackend it has none, only DotGenerals (the forward one and one per
 // operand).
 func TestXLACPUGradientRewrite(t *testing.T) {
 	if os.Getenv(gradientChildEnv) == "1" {
 		xla.EnableAutoInstall(false)
-		plain, err := xla.New("cpu")
+		plain, err := xla.New(strings.TrimPrefix(xlaName(), "xla:"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,9 +23,15 @@
 # temporary folder; stderr beside each in FILE.stderr):
 #   conformance.txt   policy's XLA conformance tests against go, on xla:cuda (GRAFTRL_XLA_BACKEND)
 #   quickstart.txt    configs/quickstart.yaml on --backend xla:cuda, $GPU_CHECK_ITERATIONS (3) iterations
-#   bench.json        graftrl bench --backend xla:cuda --json (few reps)
-#   summary.txt       one line per step: status, seconds; also setup.txt, nvidia-smi.txt
-# $GPU_CHECK_BIN replaces bin/gpu-check; $GPU_CHECK_STEPS runs some of the steps only.
+#   bench-dN.txt      graftrl bench --backend xla:cuda at d64 (T64), d128 (T128) and d256 (T256):
+#                     the train step at B16 and B64 and sampling at batch 16
+#   env-NAME.txt      a 2-iteration run of every shipped env config (configs/envs/*.yaml)
+#   summary.txt       one line per step: status, seconds, the step's figure; printed as a table
+#                     at the end; also setup.txt, nvidia-smi.txt
+# $GPU_CHECK_BIN replaces bin/gpu-check; $GPU_CHECK_STEPS runs some of the steps only
+# (conformance quickstart bench envs). $GPU_CHECK_BACKEND (default xla:cuda) runs the same checks
+# on another backend, e.g. xla:cpu, to try the script on a machine without a GPU (the plugin
+# search and the GPU check are then skipped).
 # Exit status: 0 when every step passed, 1 when one failed or no GPU is here (without --dry-run),
 # 2 for a bad argument.
 set -uo pipefail
@@ -35,13 +41,16 @@ ROOT=$PWD
 BIN=${GPU_CHECK_BIN:-$ROOT/bin/gpu-check}
 ITERATIONS=${GPU_CHECK_ITERATIONS:-3}
 LIMIT=${GPU_CHECK_LIMIT:-150} # seconds per step
-STEPS=${GPU_CHECK_STEPS:-conformance quickstart bench}
+STEPS=${GPU_CHECK_STEPS:-conformance quickstart bench envs}
+BACKEND=${GPU_CHECK_BACKEND:-xla:cuda}
 for s in $STEPS; do
   case $s in
-    conformance | quickstart | bench) ;;
-    *) echo "gpu-check: GPU_CHECK_STEPS: unknown step $s (allowed: conformance, quickstart, bench)" >&2; exit 2 ;;
+    conformance | quickstart | bench | envs) ;;
+    *) echo "gpu-check: GPU_CHECK_STEPS: unknown step $s (allowed: conformance, quickstart, bench, envs)" >&2; exit 2 ;;
   esac
 done
+CUDA=0
+[[ $BACKEND == xla:cuda ]] && CUDA=1
 DRY=0 BUILD=0 PLUGIN_ARG=
 for a in "$@"; do
   case $a in
@@ -73,7 +82,9 @@ site_dirs() {
   fi
 }
 PLUGIN= SEARCHED=()
-if [[ -n $PLUGIN_ARG ]]; then
+if ((!CUDA)); then
+  : # another backend: it finds its own plugin
+elif [[ -n $PLUGIN_ARG ]]; then
   PLUGIN=$PLUGIN_ARG
 elif [[ -n ${GRAFTRL_CUDA_PLUGIN:-} ]]; then
   PLUGIN=$GRAFTRL_CUDA_PLUGIN
@@ -100,14 +111,16 @@ if ((DRY)); then
   WOULD="would "
   LINK_DIR=${LINK_DIR:-${OUT:-<a temporary folder>}/pjrt} # a dry run writes nothing
 else
-  ((GPU)) || fail "no NVIDIA GPU here (no /dev/nvidia*, no nvidia-smi that finds one): nothing to check; --dry-run checks the set-up"
+  ((GPU || !CUDA)) || fail "no NVIDIA GPU here (no /dev/nvidia*, no nvidia-smi that finds one): nothing to check; --dry-run checks the set-up"
   OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")}
   mkdir -p "$OUT" || fail "cannot create $OUT"
   OUT=$(cd "$OUT" && pwd)
   LINK_DIR=${LINK_DIR:-$OUT/pjrt}
 fi
 
-if [[ -z $PLUGIN ]]; then
+if ((!CUDA)); then
+  log "backend: $BACKEND (GPU_CHECK_BACKEND): its own plugin, no CUDA set-up"
+elif [[ -z $PLUGIN ]]; then
   log "plugin: none found; looked for: ${SEARCHED[*]:-nothing (no python3 site-packages)}"
   log "  (pip install jax-cuda13-pjrt or jax-cuda12-pjrt, or pass the plugin's path)"
 else
@@ -134,11 +147,13 @@ if [[ -n $DATA_DIR && $XLA_FLAGS_NEW != *--xla_gpu_cuda_data_dir* ]]; then
 fi
 LD_NEW=${LIB_DIRS}${LD_LIBRARY_PATH:+${LIB_DIRS:+:}$LD_LIBRARY_PATH}
 
-log "${WOULD}link: $LINK_DIR/pjrt_c_api_cuda_plugin.so -> ${PLUGIN:-(no plugin)}"
-log "${WOULD}set: PJRT_PLUGIN_LIBRARY_PATH=$LINK_DIR"
-log "${WOULD}set: GOPJRT_CUDA_CHECKS=0"
-log "${WOULD}set: XLA_FLAGS=${XLA_FLAGS_NEW:-(unset: no folder with nvvm/libdevice found)}"
-log "${WOULD}set: LD_LIBRARY_PATH=${LD_NEW:-(unchanged: no nvidia pip packages found)}"
+if ((CUDA)); then
+  log "${WOULD}link: $LINK_DIR/pjrt_c_api_cuda_plugin.so -> ${PLUGIN:-(no plugin)}"
+  log "${WOULD}set: PJRT_PLUGIN_LIBRARY_PATH=$LINK_DIR"
+  log "${WOULD}set: GOPJRT_CUDA_CHECKS=0"
+  log "${WOULD}set: XLA_FLAGS=${XLA_FLAGS_NEW:-(unset: no folder with nvvm/libdevice found)}"
+  log "${WOULD}set: LD_LIBRARY_PATH=${LD_NEW:-(unchanged: no nvidia pip packages found)}"
+fi
 
 # --- the binaries ---------------------------------------------------------------------------
 for b in graftrl policy.test; do
@@ -150,6 +165,9 @@ tests=$("$BIN/policy.test" -test.list '^TestXLACPU' | paste -sd' ') || fail "$BI
 [[ -n $tests ]] || fail "$BIN/policy.test holds no XLA conformance tests"
 log "conformance tests: $tests"
 [[ -f configs/quickstart.yaml ]] || fail "configs/quickstart.yaml is missing (run from a graftrl checkout)"
+ENVS=$(ls configs/envs/*.yaml 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.yaml$//' | paste -sd' ')
+[[ -n $ENVS ]] || fail "configs/envs/*.yaml: no env config"
+log "${WOULD}run on $BACKEND: $STEPS (bench at d64, d128, d256; envs: $ENVS, 2 iterations each), each under $LIMIT s"
 
 if ((DRY)); then
   if ((GPU)); then
@@ -159,37 +177,61 @@ if ((DRY)); then
   fi
   exit 0
 fi
-[[ -n $PLUGIN ]] || fail "no CUDA PJRT plugin found (see above)"
+((!CUDA)) || [[ -n $PLUGIN ]] || fail "no CUDA PJRT plugin found (see above)"
 
 # --- the checks -----------------------------------------------------------------------------
-mkdir -p "$LINK_DIR" || fail "cannot create $LINK_DIR"
-ln -sfn "$PLUGIN" "$LINK_DIR/pjrt_c_api_cuda_plugin.so" || fail "cannot link into $LINK_DIR"
-export PJRT_PLUGIN_LIBRARY_PATH=$LINK_DIR GOPJRT_CUDA_CHECKS=0 GOMLX_NO_AUTO_INSTALL=1
-[[ -n $XLA_FLAGS_NEW ]] && export XLA_FLAGS=$XLA_FLAGS_NEW
-[[ -n $LD_NEW ]] && export LD_LIBRARY_PATH=$LD_NEW
-{ echo "$version"; echo "plugin: $PLUGIN"; env | grep -E '^(PJRT_PLUGIN_LIBRARY_PATH|GOPJRT_CUDA_CHECKS|XLA_FLAGS|LD_LIBRARY_PATH)='; } >"$OUT/setup.txt"
-nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+if ((CUDA)); then
+  mkdir -p "$LINK_DIR" || fail "cannot create $LINK_DIR"
+  ln -sfn "$PLUGIN" "$LINK_DIR/pjrt_c_api_cuda_plugin.so" || fail "cannot link into $LINK_DIR"
+  export PJRT_PLUGIN_LIBRARY_PATH=$LINK_DIR GOPJRT_CUDA_CHECKS=0
+  [[ -n $XLA_FLAGS_NEW ]] && export XLA_FLAGS=$XLA_FLAGS_NEW
+  [[ -n $LD_NEW ]] && export LD_LIBRARY_PATH=$LD_NEW
+  nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+fi
+export GOMLX_NO_AUTO_INSTALL=1
+{ echo "$version"; echo "backend: $BACKEND"; echo "plugin: ${PLUGIN:-none linked, the backend finds its own}"
+  env | grep -E '^(PJRT_PLUGIN_LIBRARY_PATH|GOPJRT_CUDA_CHECKS|XLA_FLAGS|LD_LIBRARY_PATH)='; } >"$OUT/setup.txt"
 
 failed=0
 : >"$OUT/summary.txt"
-step() { # step NAME OUTFILE COMMAND...: stdout to OUTFILE, stderr to OUTFILE.stderr
-  local name=$1 file=$2 start=$SECONDS rc
-  shift 2
+# step NAME OUTFILE FIGURE COMMAND...: stdout to OUTFILE, stderr to OUTFILE.stderr; FIGURE is a
+# shell function that prints the step's figure from OUTFILE.
+step() {
+  local name=$1 file=$2 figure=$3 start=$SECONDS rc status fig=
+  shift 3
   log "$name: $* (limit $LIMIT s, output $file)"
   timeout -k 10 "$LIMIT" "$@" >"$file" 2>"$file.stderr"
   rc=$?
-  echo "$name: $([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc$([[ $rc == 124 ]] && echo ': time limit'))") in $((SECONDS - start)) s" |
-    tee -a "$OUT/summary.txt"
+  status=ok
+  ((rc == 0)) || status="FAILED (exit $rc$([[ $rc == 124 ]] && echo ': time limit'))"
+  ((rc == 0)) && fig=$("$figure" "$file" 2>/dev/null)
+  printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$((SECONDS - start)) s" "$fig" >>"$OUT/summary.txt"
   ((rc == 0)) || { failed=1; tail -n 15 "$file" "$file.stderr" | sed 's/^/    /'; }
+}
+# The figures: tests passed; the last train line; the train steps and sampling of a bench.
+fig_tests() { echo "$(grep -c '^--- PASS' "$1") passed, $(grep -c '^--- FAIL' "$1") failed"; }
+fig_train() { grep -E '^iter [0-9]+ ' "$1" | tail -1 | cut -c1-90; }
+fig_bench() {
+  awk '/^  T[0-9]+×B[0-9]+ /{printf "%s %s %s; ", $1, $2, $3} /^  batch 16 /{printf "sample B16 %s tok/s", $4}' "$1"
 }
 for s in $STEPS; do
   case $s in
-    conformance) step conformance "$OUT/conformance.txt" \
-      env GRAFTRL_XLA_BACKEND=xla:cuda bash -c 'cd policy && exec "$0" -test.run "^TestXLACPU" -test.v -test.count=1' "$BIN/policy.test" ;;
-    quickstart) step quickstart "$OUT/quickstart.txt" \
-      "$BIN/graftrl" train --config configs/quickstart.yaml --backend xla:cuda --iterations "$ITERATIONS" --out-dir "$OUT/runs" --name gpu-quickstart ;;
-    bench) step bench "$OUT/bench.json" "$BIN/graftrl" bench --backend xla:cuda --json --reps 5 --iterations 3 ;;
+    conformance) step conformance "$OUT/conformance.txt" fig_tests \
+      env GRAFTRL_XLA_BACKEND="$BACKEND" bash -c 'cd policy && exec "$0" -test.run "^TestXLACPU" -test.v -test.count=1' "$BIN/policy.test" ;;
+    quickstart) step quickstart "$OUT/quickstart.txt" fig_train \
+      "$BIN/graftrl" train --config configs/quickstart.yaml --backend "$BACKEND" --iterations "$ITERATIONS" --out-dir "$OUT/runs" --name gpu-quickstart ;;
+    bench)
+      for d in 64 128 256; do
+        step "bench d$d" "$OUT/bench-d$d.txt" fig_bench "$BIN/graftrl" bench --backend "$BACKEND" --d-model "$d" --d-ff $((4 * d)) \
+          --len "$d" --max-len $((2 * d)) --reps 5 --warmup 3 --sample-batches 16 --config ""
+      done ;;
+    envs)
+      for e in $ENVS; do
+        step "env $e" "$OUT/env-$e.txt" fig_train "$BIN/graftrl" train --config "configs/envs/$e.yaml" --backend "$BACKEND" \
+          --iterations 2 --out-dir "$OUT/runs" --name "gpu-env-$e"
+      done ;;
   esac
 done
-log "outputs in $OUT"
+log "summary ($BACKEND; outputs in $OUT):"
+{ printf 'step\tresult\ttime\tfigure\n'; cat "$OUT/summary.txt"; } | column -t -s $'\t' | sed 's/^/  /'
 exit $failed
