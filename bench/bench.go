@@ -55,6 +55,8 @@ type Options struct {
 	Iterations      int
 	// PeakGFLOPs overrides the machine peak derived from /proc/cpuinfo.
 	PeakGFLOPs float64
+	// GraphSampling also times sampling with the backend's graph KV decoder.
+	GraphSampling bool
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
@@ -70,16 +72,19 @@ func DefaultOptions() Options {
 
 // Report is the outcome of Run.
 type Report struct {
-	Impl      string           `json:"impl"`
-	Machine   Machine          `json:"machine"`
-	Backend   string           `json:"backend"`
-	Devices   int              `json:"devices,omitempty"`
-	Config    policy.Config    `json:"config"`
-	LoadStart float64          `json:"load_start"`
-	LoadEnd   float64          `json:"load_end"`
-	Train     []TrainResult    `json:"train"`
-	Sample    []SampleResult   `json:"sample"`
-	Iteration *IterationResult `json:"iteration,omitempty"`
+	Impl      string         `json:"impl"`
+	Machine   Machine        `json:"machine"`
+	Backend   string         `json:"backend"`
+	Devices   int            `json:"devices,omitempty"`
+	Config    policy.Config  `json:"config"`
+	LoadStart float64        `json:"load_start"`
+	LoadEnd   float64        `json:"load_end"`
+	Train     []TrainResult  `json:"train"`
+	Sample    []SampleResult `json:"sample"`
+	// SampleGraph times the backend's graph KV decoder (policy.Decoder) at the same batch sizes,
+	// when Options.GraphSampling is set: the decoder a run uses with rollout.sampler: graph.
+	SampleGraph []SampleResult   `json:"sample_graph,omitempty"`
+	Iteration   *IterationResult `json:"iteration,omitempty"`
 }
 
 // TrainResult is the train step at one minibatch shape.
@@ -201,12 +206,32 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		o.logf("sampling, batch %d …", b)
-		sr, err := benchSample(o, b)
+		h, err := host.New(o.Model, initialWeights(o.Model))
+		if err != nil {
+			return nil, err
+		}
+		d := h.NewDecoder(b)
+		sr, err := benchSample(o, b, func(tok, pos []int32) ([]float32, error) { return d.Step(tok, pos, nil) })
 		if err != nil {
 			return nil, err
 		}
 		sr.PeakShare = share(sr.GFLOPs, r.Machine.PeakGFLOPs)
 		r.Sample = append(r.Sample, sr)
+		if !o.GraphSampling {
+			continue
+		}
+		o.logf("sampling, batch %d, graph decoder on %s …", b, r.Backend)
+		p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
+			Init: initialWeights(o.Model)})
+		if err != nil {
+			return nil, err
+		}
+		gd := p.NewDecoder(b)
+		if sr, err = benchSample(o, b, gd.Step); err != nil {
+			return nil, err
+		}
+		sr.PeakShare = share(sr.GFLOPs, r.Machine.PeakGFLOPs)
+		r.SampleGraph = append(r.SampleGraph, sr)
 	}
 	if o.IterationConfig != "" {
 		o.logf("RL iterations of %s …", o.IterationConfig)
@@ -276,14 +301,10 @@ func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, err
 		PeakRSSMB: float64(peakRSS()) / (1 << 20)}, nil
 }
 
-func benchSample(o Options, batch int) (SampleResult, error) {
+// benchSample times decode, a KV-cached decoder of batch rows, over whole sweeps of the context.
+func benchSample(o Options, batch int, decode func(tok, pos []int32) ([]float32, error)) (SampleResult, error) {
 	resetPeakRSS()
 	c := o.Model
-	h, err := host.New(c, initialWeights(c))
-	if err != nil {
-		return SampleResult{}, err
-	}
-	d := h.NewDecoder(batch)
 	rng := rand.New(rand.NewPCG(2, 2))
 	tok, pos := make([]int32, batch), make([]int32, batch)
 	for i := range tok {
@@ -294,7 +315,7 @@ func benchSample(o Options, batch int) (SampleResult, error) {
 			for i := range pos {
 				pos[i] = int32(t)
 			}
-			logits, err := d.Step(tok, pos, nil)
+			logits, err := decode(tok, pos)
 			if err != nil {
 				return err
 			}
@@ -456,6 +477,13 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "sampling with the KV cache (host inference path), median step over the whole context")
 	for _, s := range r.Sample {
+		fmt.Fprintf(w, "  batch %-4d %8.3f ms/step  %8.0f tokens/s  %6.2f GFLOP/s  %5.2f%% of peak  peak RSS %.0f MB\n",
+			s.Batch, s.StepMs, s.TokensPerS, s.GFLOPs, 100*s.PeakShare, s.PeakRSSMB)
+	}
+	if len(r.SampleGraph) > 0 {
+		fmt.Fprintf(w, "sampling with the KV cache (the %s backend's graph decoder), median step over the whole context\n", r.Backend)
+	}
+	for _, s := range r.SampleGraph {
 		fmt.Fprintf(w, "  batch %-4d %8.3f ms/step  %8.0f tokens/s  %6.2f GFLOP/s  %5.2f%% of peak  peak RSS %.0f MB\n",
 			s.Batch, s.StepMs, s.TokensPerS, s.GFLOPs, 100*s.PeakShare, s.PeakRSSMB)
 	}

@@ -49,12 +49,12 @@ policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
 	o := DefaultOptions()
 	o.Model = policy.Config{DModel: 16, Layers: 1, Heads: 2, DFF: 32, Vocab: 16, MaxLen: 16, InitStd: 0.02}
 	o.Rows, o.Len, o.Reps, o.Warmup, o.SampleBatches = 2, 8, 2, 2, []int{1, 3}
-	o.IterationConfig, o.Iterations = cfg, 2
+	o.IterationConfig, o.Iterations, o.GraphSampling = cfg, 2, true
 	r, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Train) != 2 || r.Train[1].Rows != 8 || len(r.Sample) != 2 || r.Iteration == nil {
+	if len(r.Train) != 2 || r.Train[1].Rows != 8 || len(r.Sample) != 2 || len(r.SampleGraph) != 2 || r.Iteration == nil {
 		t.Fatalf("incomplete report: %+v", r)
 	}
 	for _, tr := range r.Train {
@@ -62,7 +62,7 @@ policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
 			t.Errorf("train result %+v", tr)
 		}
 	}
-	for _, s := range r.Sample {
+	for _, s := range append(r.Sample, r.SampleGraph...) {
 		if !(s.StepMs > 0 && s.TokensPerS > 0) {
 			t.Errorf("sample result %+v", s)
 		}
@@ -72,7 +72,7 @@ policy: {d_model: 16, layers: 1, heads: 2, d_ff: 32}
 	}
 	var text bytes.Buffer
 	r.WriteText(&text)
-	for _, want := range []string{"train step", "T8×B2", "batch 3", "RL iteration", "of peak"} {
+	for _, want := range []string{"train step", "T8×B2", "batch 3", "RL iteration", "of peak", "backend's graph decoder"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

@@ -63,6 +63,7 @@ both in alternation and prints the ratios.`,
 	f.IntVar(&o.opts.Rows, "batch", o.opts.Rows, "train minibatch rows at the quickstart shape (also timed at 4×)")
 	f.IntVar(&o.opts.Len, "len", o.opts.Len, "train sequence length")
 	f.StringVar(&o.samples, "sample-batches", "1,16,64", "decoder batch sizes to time, comma-separated")
+	f.BoolVar(&o.opts.GraphSampling, "graph-sampling", false, "also time sampling with the backend's graph KV decoder (rollout.sampler: graph)")
 	f.IntVar(&o.opts.Reps, "reps", o.opts.Reps, "timed repetitions (medians are reported)")
 	f.IntVar(&o.opts.Warmup, "warmup", o.opts.Warmup, "untimed train steps before them (the first compiles)")
 	f.IntVar(&o.opts.ActionTokens, "action-tokens", o.opts.ActionTokens, "action token ids 4..4+k−1 masked as in the quickstart (0: no mask)")
