@@ -35,7 +35,8 @@ func (s Score) Of(t *rollout.Trajectory) float64 {
 type Norm string
 
 const (
-	// MeanStdNorm divides by the group's population standard deviation plus ε.
+	// MeanStdNorm divides by the group's standard deviation plus ε, in the form the caller passes:
+	// EpisodeAdvantages takes a Std (sample or population); GroupNormalizer uses the population σ.
 	MeanStdNorm Norm = "mean_std_norm"
 	// MeanNorm divides by 1 (only the group mean is subtracted), as Dr.GRPO does.
 	MeanNorm Norm = "mean_norm"
