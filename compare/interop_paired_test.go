@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/graftrl/graftrl/internal/interoptest"
@@ -130,7 +131,7 @@ func studyPaired(t *testing.T) interopPaired {
 				for i := range d {
 					d[i] = row.X[i] - row.Y[i]
 				}
-				row.Mean, row.Median, row.SD = Mean(d), Median(d), math.Sqrt(variance(d))
+				row.Mean, row.Median, row.SD = Mean(d), Median(d), stat.StdDev(d, nil)
 				row.Won, row.Tied, row.Lost = signCounts(d)
 				tt := PairedTTest(d)
 				row.T, row.DF, row.PT = tt.T, tt.DF, tt.P

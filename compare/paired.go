@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/graftrl/graftrl/rundir"
@@ -277,7 +278,7 @@ func (c *Comparison) pairedRow(env, method, measure string) (PairedRow, bool, er
 	row.Median = Median(all)
 	row.SD = math.NaN()
 	if len(all) > 1 {
-		row.SD = math.Sqrt(variance(all))
+		row.SD = stat.StdDev(all, nil)
 	}
 	row.Won, row.Tied, row.Lost = signCounts(all)
 	row.T = PairedTTest(all)
@@ -291,15 +292,6 @@ func (c *Comparison) pairedRow(env, method, measure string) (PairedRow, bool, er
 	var err error
 	row.Mean, err = MeanCI(diffs, c.seeded("paired", measure, env, method))
 	return row, true, err
-}
-
-func variance(x []float64) float64 {
-	m := Mean(x)
-	var s float64
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return s / float64(len(x)-1)
 }
 
 // variances decomposes each environment's final scores over the seeds on which every method has
@@ -360,7 +352,9 @@ func (c *Comparison) variances() {
 // the start; runs without an evaluation before training are named in c.NoStart.
 func (c *Comparison) gains() error {
 	m := c.Options.Metric
-	pooled := map[string]Strata[float64]{}
+	// pooled[method] holds the normalised gains, starts and finals of its runs, per environment.
+	type normalised struct{ gains, starts, finals Strata[float64] }
+	pooled := map[string]*normalised{}
 	for _, cell := range c.Cells {
 		row := GainRow{Env: cell.Env, Method: cell.Method}
 		var starts, finals, gains []float64
@@ -372,11 +366,15 @@ func (c *Comparison) gains() error {
 			}
 			starts, finals, gains = append(starts, s), append(finals, cell.Scores[i]), append(gains, cell.Scores[i]-s)
 			rg := c.rangeOf(cell.Env)
-			if pooled[cell.Method] == nil {
-				pooled[cell.Method] = make(Strata[float64], len(c.Envs))
+			p := pooled[cell.Method]
+			if p == nil {
+				n := len(c.Envs)
+				p = &normalised{make(Strata[float64], n), make(Strata[float64], n), make(Strata[float64], n)}
+				pooled[cell.Method] = p
 			}
 			e := slices.Index(c.Envs, cell.Env)
-			pooled[cell.Method][e] = append(pooled[cell.Method][e], rg.Normalize(cell.Scores[i])-rg.Normalize(s))
+			start, final := rg.Normalize(s), rg.Normalize(cell.Scores[i])
+			p.gains[e], p.starts[e], p.finals[e] = append(p.gains[e], final-start), append(p.starts[e], start), append(p.finals[e], final)
 		}
 		if len(gains) == 0 {
 			continue
@@ -389,36 +387,19 @@ func (c *Comparison) gains() error {
 		c.Gains = append(c.Gains, row)
 	}
 	for _, method := range c.Methods {
-		s, ok := pooled[method]
+		p, ok := pooled[method]
 		if !ok || len(c.Envs) < 2 {
 			continue
 		}
-		all := pool(s, nil)
-		row := GainRow{Env: AllEnvs, Method: method, N: len(all), Gain: Mean(all)}
-		var starts, finals []float64
-		for _, g := range c.Gains {
-			if g.Method == method {
-				r := c.rangeOf(g.Env)
-				starts = append(starts, r.Normalize(g.Start)*float64(g.N))
-				finals = append(finals, r.Normalize(g.Final)*float64(g.N))
-			}
-		}
-		row.Start, row.Final = sum(starts)/float64(len(all)), sum(finals)/float64(len(all))
+		row := GainRow{Env: AllEnvs, Method: method, N: len(pool(p.gains, nil)), Gain: Mean(pool(p.gains, nil)),
+			Start: Mean(pool(p.starts, nil)), Final: Mean(pool(p.finals, nil))}
 		var err error
-		if row.IQM, err = IQMCI(s, c.seeded("agg-gain-iqm", method)); err != nil {
+		if row.IQM, err = IQMCI(p.gains, c.seeded("agg-gain-iqm", method)); err != nil {
 			return err
 		}
 		c.Gains = append(c.Gains, row)
 	}
 	return nil
-}
-
-func sum(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s
 }
 
 // PairedRows returns the paired rows of one measure and environment (AllEnvs for the rows over

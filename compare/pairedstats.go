@@ -199,8 +199,6 @@ func Holm(p []float64) []float64 {
 // Decomposition is a two-way analysis of variance without interaction of a complete table of
 // scores y[i][j], method i × seed j: y = μ + αᵢ + βⱼ + ε.
 type Decomposition struct {
-	// Methods and Seeds are the table's dimensions (a and b).
-	Methods, Seeds int
 	// SSTotal is Σ(y − ȳ)²; SSMethod = b·Σᵢ(ȳᵢ. − ȳ)², SSSeed = a·Σⱼ(ȳ.ⱼ − ȳ)², and SSResid the rest.
 	SSTotal, SSMethod, SSSeed, SSResid float64
 	// ResidSD is √(SSResid / ((a−1)(b−1))), the residual standard deviation of one run.
@@ -241,7 +239,6 @@ func TwoWay(y [][]float64) (d Decomposition, ok bool) {
 		}
 	}
 	grand /= float64(a * b)
-	d.Methods, d.Seeds = a, b
 	for i, row := range y {
 		d.SSMethod += float64(b) * (rowMean[i] - grand) * (rowMean[i] - grand)
 		for j, v := range row {

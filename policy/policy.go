@@ -503,6 +503,7 @@ type Decoder struct {
 	p      *Policy
 	batch  int
 	caches []*tensors.Tensor
+	ran    bool // a step ran: the input shapes, fixed for the decoder, are compiled and counted
 }
 
 // NewDecoder returns a decoder for batch rows, each with its own cache of MaxLen positions.
@@ -532,10 +533,17 @@ func (d *Decoder) Step(tokens, pos []int32) ([]float32, error) {
 	for _, c := range d.caches {
 		args = append(args, c)
 	}
-	out, err := d.p.exec("decode", d.p.decode, args...)
+	var out []*tensors.Tensor
+	var err error
+	if d.ran {
+		out, err = d.p.decode.Exec(args...) // the per-token path: no compilation bookkeeping
+	} else {
+		out, err = d.p.exec("decode", d.p.decode, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("policy: decode: %w", err)
 	}
+	d.ran = true
 	for _, c := range d.caches {
 		c.FinalizeAll()
 	}
