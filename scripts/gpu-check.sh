@@ -24,7 +24,8 @@
 #   conformance.txt   policy's XLA conformance tests against go, on xla:cuda (GRAFTRL_XLA_BACKEND)
 #   quickstart.txt    configs/quickstart.yaml on --backend xla:cuda, $GPU_CHECK_ITERATIONS (3) iterations
 #   bench-dN.txt      graftrl bench --backend xla:cuda at d64 (T64), d128 (T128) and d256 (T256):
-#                     the train step at B16 and B64 and sampling at batch 16
+#                     the train step at B16 and B64 and sampling at batch 16, with the host
+#                     decoder and with the backend's graph KV decoder (weights kept on the device)
 #   env-NAME.txt      a 2-iteration run of every shipped env config (configs/envs/*.yaml)
 #   summary.txt       one line per step: status, seconds, the step's figure; printed as a table
 #                     at the end; also setup.txt, nvidia-smi.txt
@@ -212,7 +213,9 @@ step() {
 fig_tests() { echo "$(grep -c '^--- PASS' "$1") passed, $(grep -c '^--- FAIL' "$1") failed"; }
 fig_train() { grep -E '^iter [0-9]+ ' "$1" | tail -1 | cut -c1-90; }
 fig_bench() {
-  awk '/^  T[0-9]+×B[0-9]+ /{printf "%s %s %s; ", $1, $2, $3} /^  batch 16 /{printf "sample B16 %s tok/s", $4}' "$1"
+  awk '/^  T[0-9]+×B[0-9]+ /{printf "%s %s %s; ", $1, $2, $3}
+    /host inference path/{m="host"} /graph decoder/{m="graph"}
+    /^  batch 16 /{printf "sample B16 %s %s tok/s; ", m, $5}' "$1"
 }
 for s in $STEPS; do
   case $s in
@@ -223,7 +226,7 @@ for s in $STEPS; do
     bench)
       for d in 64 128 256; do
         step "bench d$d" "$OUT/bench-d$d.txt" fig_bench "$BIN/graftrl" bench --backend "$BACKEND" --d-model "$d" --d-ff $((4 * d)) \
-          --len "$d" --max-len $((2 * d)) --reps 5 --warmup 3 --sample-batches 16 --config ""
+          --len "$d" --max-len $((2 * d)) --reps 5 --warmup 3 --sample-batches 16 --graph-sampling --config ""
       done ;;
     envs)
       for e in $ENVS; do
