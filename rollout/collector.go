@@ -66,6 +66,25 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ActionRoom is the context an agent's turn takes after its observation: the action marker and
+// an action of ActionMaxTokens tokens, with the end-of-action token when an action may have
+// more than one.
+func (c Config) ActionRoom() int {
+	n := 1 + c.ActionMaxTokens
+	if c.ActionMaxTokens > 1 {
+		n++ // the end-of-action token
+	}
+	return n
+}
+
+// PromptLen is the context an episode's first row holds before its first action: the
+// instruction between the begin-of-sequence and separator tokens, then the first observation.
+// An episode needs MaxLen ≥ PromptLen + ActionRoom to act at all; a shorter one is truncated
+// before its first action.
+func PromptLen(vocab *tokens.Vocab, instruction, observation string) int {
+	return len(vocab.Encode([]int32{tokens.BOSID}, instruction)) + 1 + len(vocab.Encode(nil, observation))
+}
+
 // Stats summarise one collection.
 type Stats struct {
 	Episodes, EnvSteps, SampledTokens, DecodeCalls int
@@ -387,10 +406,7 @@ func (c *Collector) started(s *slot, instr string, obs envs.Observation) {
 // when the context cannot hold another turn.
 func (c *Collector) beginTurn(s *slot, obsText string) {
 	obs := c.vocab.Encode(nil, obsText)
-	need := len(obs) + 1 + c.cfg.ActionMaxTokens
-	if c.cfg.ActionMaxTokens > 1 {
-		need++ // the end-of-action token
-	}
+	need := len(obs) + c.cfg.ActionRoom()
 	if c.cfg.Layout == LayoutEpisode {
 		if s.seq == nil {
 			c.push(s, s.instr...)

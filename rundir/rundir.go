@@ -9,6 +9,7 @@
 //	metrics.jsonl                one JSON line per iteration and per evaluation
 //	timing.jsonl                 one JSON line of timings per iteration
 //	summary.json                 the outcome, written when the run ends
+//	.lock                        held by the process that trains the run (its PID inside)
 //	checkpoints/iter-NNNNNN/     a checkpoint: policy/, vocab.txt, trainer.json, MANIFEST.json
 //	batches/iter-NNNNNN.json.gz  a saved rollout batch (save_batches)
 //	audit/                       the newest advantage audit (graftrl audit)
@@ -47,6 +48,10 @@ const (
 	// WriteProbe is the scratch file a run writes and removes to check that its directory
 	// takes writes before training starts.
 	WriteProbe = ".write-probe"
+	// LockFile is the run directory's lock: the process that trains the run holds an exclusive
+	// advisory lock (flock) on it and writes its PID into it, so that a second process is refused
+	// at once, naming the first. The file stays; only the lock matters.
+	LockFile = ".lock"
 )
 
 // Files inside a checkpoint folder.

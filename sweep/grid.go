@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,14 +92,58 @@ func (c *Config) axes() []axis {
 	return out
 }
 
+// MaxRuns is the most runs a sweep may have.
+const MaxRuns = 100_000
+
+// Size returns how many runs the grid expands to: the number of bases times the product of the
+// axes' lengths (variants count as one axis). A grid of more than MaxRuns runs is a
+// *trainer.ConfigError naming its size; the product is counted exactly, whatever its size, so
+// that no grid overflows into a small or negative count.
+func (c *Config) Size() (int, error) {
+	total := big.NewInt(int64(len(c.Bases)))
+	var factors []string
+	if len(c.Bases) > 1 {
+		factors = append(factors, fmt.Sprintf("%d bases", len(c.Bases)))
+	}
+	for _, ax := range c.axes() {
+		total.Mul(total, big.NewInt(int64(len(ax.values))))
+		factors = append(factors, fmt.Sprintf("%s %d", ax.key, len(ax.values)))
+	}
+	if total.Cmp(big.NewInt(MaxRuns)) > 0 {
+		return 0, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf("grid: %s runs (%s) is more than the %d allowed; shorten an axis or split the sweep",
+			total, strings.Join(factors, " × "), MaxRuns)}
+	}
+	return int(total.Int64()), nil
+}
+
 // Expand reads the base configs and expands the grid into runs in index order: per base (in
 // file order), the cartesian product of the axes in file order (variants last), the last axis
 // varying fastest. Every run's config is resolved with trainer.Parse (base + the base's set +
 // grid values + variant + set), so a bad key or value is a *trainer.ConfigError before anything
 // runs. With several bases, each run's params start with {base, its config as written}.
 func (c *Config) Expand() ([]Run, error) {
-	fail := func(format string, args ...any) ([]Run, error) {
-		return nil, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...)}
+	var runs []Run
+	err := c.Each(func(r Run) error {
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// Each expands the grid as Expand does but hands each run to fn in index order instead of
+// keeping it, so that memory does not grow with the grid (only the run names are kept, to
+// refuse two runs of one name). A grid over MaxRuns is refused before the first run; an error
+// of fn stops the expansion and is returned as it is.
+func (c *Config) Each(fn func(Run) error) error {
+	fail := func(format string, args ...any) error {
+		return &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...)}
+	}
+	total, err := c.Size()
+	if err != nil {
+		return err
 	}
 	bases := make([][]byte, len(c.Bases))
 	for i, b := range c.Bases {
@@ -111,36 +156,37 @@ func (c *Config) Expand() ([]Run, error) {
 	axes := c.axes()
 	placeholder := "name=" + c.Name // the base may lack a name; the run name comes last
 
-	per := 1
-	for _, ax := range axes {
-		per *= len(ax.values)
-	}
-	total := per * len(bases)
-	if total > 100_000 {
-		return fail("grid: %d runs is more than the 100000 allowed", total)
-	}
+	per := total / max(len(bases), 1)
 	runsDir := filepath.Join(c.Dir(), RunDir)
-	runs := make([]Run, 0, total)
 	names := map[string]int{}
+	var methods []string // in order of appearance, for compare.baseline's check
+	isMethod := map[string]bool{}
 	pick := make([]int, len(axes))
-	for idx := range total {
-		b := c.Bases[idx/per]
+	// at sets pick to the values of run idx and returns its base and grid params.
+	at := func(idx int) (int, []Param) {
 		rem := idx % per
 		for k := len(axes) - 1; k >= 0; k-- {
 			pick[k] = rem % len(axes[k].values)
 			rem /= len(axes[k].values)
 		}
-		ov := append([]string(nil), b.Set...)
 		var params []Param
 		if len(bases) > 1 {
-			params = append(params, Param{Key: "base", Value: b.Config})
+			params = append(params, Param{Key: "base", Value: c.Bases[idx/per].Config})
 		}
 		for k, ax := range axes {
-			ov = append(ov, ax.sets[pick[k]]...)
 			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})
 		}
+		return idx / per, params
+	}
+	for idx := range total {
+		bi, params := at(idx)
+		b := c.Bases[bi]
+		ov := append([]string(nil), b.Set...)
+		for k, ax := range axes {
+			ov = append(ov, ax.sets[pick[k]]...)
+		}
 		ov = append(ov, c.Set...)
-		cfg, err := trainer.Parse(b.Path, bases[idx/per], append([]string{placeholder}, ov...))
+		cfg, err := trainer.Parse(b.Path, bases[bi], append([]string{placeholder}, ov...))
 		if err != nil {
 			return fail("run %s: %s", paramText(params), configMsg(err))
 		}
@@ -163,30 +209,27 @@ func (c *Config) Expand() ([]Run, error) {
 				r.Name, d, c.Slurm.GPUs)
 		}
 		if j, dup := names[r.Name]; dup {
+			_, first := at(j)
 			return fail("grid: runs %d (%s) and %d (%s) get the same name %s; make the values differ in letters and digits",
-				j, paramText(runs[j].Params), idx, paramText(params), r.Name)
+				j, paramText(first), idx, paramText(params), r.Name)
 		}
 		names[r.Name] = idx
+		if !isMethod[r.Method] {
+			isMethod[r.Method] = true
+			methods = append(methods, r.Method)
+		}
 		r.Overrides = ov
 		r.Iterations, r.EnvSteps = cfg.Iterations, cfg.EnvSteps
 		r.Config = filepath.Join(ConfigDir, r.Name+".yaml")
 		r.resolved = &cfg
-		runs = append(runs, r)
-	}
-	if b := c.Compare.Baseline; b != "" {
-		found := false
-		var methods []string
-		for _, r := range runs {
-			found = found || r.Method == b
-			if !containsString(methods, r.Method) {
-				methods = append(methods, r.Method)
-			}
-		}
-		if !found {
-			return fail("compare.baseline: %q is not a method of the sweep (methods: %s)", b, strings.Join(methods, ", "))
+		if err := fn(r); err != nil {
+			return err
 		}
 	}
-	return runs, nil
+	if b := c.Compare.Baseline; b != "" && !isMethod[b] {
+		return fail("compare.baseline: %q is not a method of the sweep (methods: %s)", b, strings.Join(methods, ", "))
+	}
+	return nil
 }
 
 // nameRun sets the run's Env, Method and Name from its grid values:
@@ -256,13 +299,4 @@ func configMsg(err error) string {
 		return ce.Msg
 	}
 	return err.Error()
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

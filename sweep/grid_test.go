@@ -2,8 +2,11 @@ package sweep
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,6 +124,7 @@ func TestExpandErrors(t *testing.T) {
 		{"name: e\nbase: tiny.yaml\nset: [backend=xla:cuda, policy.devices=2]\nexecutor: slurm\nslurm: {gpus: 1}\n",
 			"policy.devices: 2 with backend xla:cuda, but slurm.gpus: 1"},
 		{"name: e\nbase: tiny.yaml\ngrid: {seed: [1, 2]}\ncompare: {baseline: drgrpo}\n", `compare.baseline: "drgrpo" is not a method of the sweep (methods: grpo)`},
+		{"name: e\nbase: tiny.yaml\ngrid: {seed: [1, 2, 001]}\n", "grid: runs 0 (seed=1) and 2 (seed=001) get the same name maze-grpo-s1"},
 	} {
 		c := writeSweep(t, t.TempDir(), tc.sweep)
 		_, err := c.Expand()
@@ -191,5 +195,76 @@ func TestBasesRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// bigGrid is a sweep config whose grid has an axis of the given length per key (values 1..n).
+func bigGrid(lens ...int) string {
+	keys := []string{"seed", "optim.lr", "update.entropy_coef", "update.clip", "tasks.train", "tasks.group_size", "rollout.temperature", "policy.d_model"}
+	var b strings.Builder
+	b.WriteString("name: big\nbase: tiny.yaml\ngrid:\n")
+	for k, n := range lens {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = strconv.Itoa(i + 1)
+		}
+		fmt.Fprintf(&b, "  %s: [%s]\n", keys[k], strings.Join(vals, ", "))
+	}
+	return b.String()
+}
+
+// A grid's size is the exact product of its axes: 2^64 runs (eight keys of 256 values) no longer
+// wraps to 0 runs and 2^63 no longer to a negative count that panics. Every grid over MaxRuns is
+// refused naming its size, before any run is resolved and without writing the sweep directory.
+func TestGridSizeCap(t *testing.T) {
+	for _, tc := range []struct {
+		lens []int
+		want string
+	}{
+		{[]int{256, 256, 256, 256, 256, 256, 256, 256}, "grid: 18446744073709551616 runs (seed 256 × optim.lr 256 × update.entropy_coef 256 × update.clip 256 × tasks.train 256 × tasks.group_size 256 × rollout.temperature 256 × policy.d_model 256) is more than the 100000 allowed"},
+		{[]int{256, 256, 256, 256, 256, 256, 256, 128}, "grid: 9223372036854775808 runs ("},
+		{[]int{11, 9091}, "grid: 100001 runs (seed 11 × optim.lr 9091) is more than the 100000 allowed"},
+	} {
+		c := writeSweep(t, t.TempDir(), bigGrid(tc.lens...))
+		_, err := c.Size()
+		var ce *trainer.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: Size error %v; want a ConfigError containing %q", tc.lens, err, tc.want)
+		}
+		if _, err := c.Prepare(); !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: Prepare error %v; want a ConfigError containing %q", tc.lens, err, tc.want)
+		}
+		if _, err := os.Stat(c.Dir()); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v: a refused grid wrote %s (%v)", tc.lens, c.Dir(), err)
+		}
+	}
+	// At the cap the size is counted, not refused (the runs themselves are not resolved here).
+	c := writeSweep(t, t.TempDir(), bigGrid(10, 10_000))
+	if n, err := c.Size(); n != MaxRuns || err != nil {
+		t.Errorf("a grid of exactly %d runs: Size %d, %v", MaxRuns, n, err)
+	}
+}
+
+// Each hands the runs over one at a time, in Expand's order, and stops at fn's first error.
+func TestEachStops(t *testing.T) {
+	c := writeSweep(t, t.TempDir(), "name: e\nbase: tiny.yaml\ngrid: {estimator: [grpo, graft], seed: [1, 2, 3]}\n")
+	all, err := c.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	var seen []string
+	err = c.Each(func(r Run) error {
+		seen = append(seen, r.Name)
+		if r.Resolved() == nil || r.Index != len(seen)-1 {
+			t.Errorf("run %d: index %d, resolved %v", len(seen)-1, r.Index, r.Resolved())
+		}
+		if len(seen) == 4 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || strings.Join(seen, " ") != names(all[:4]) {
+		t.Errorf("Each: %v after %q; want the stop error after %q", err, seen, names(all[:4]))
 	}
 }

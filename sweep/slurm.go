@@ -155,38 +155,9 @@ type SlurmJob struct {
 
 // PlanSlurm returns the script parameters and the tasks (unfinished runs) of a submission.
 func PlanSlurm(dir string, m *Manifest, o SlurmOptions) (ScriptParams, []int, error) {
-	absDir, err := filepath.Abs(dir)
+	p, err := scriptParams(dir, m.Name, m.Slurm, o)
 	if err != nil {
 		return ScriptParams{}, nil, err
-	}
-	wd := o.WorkDir
-	if wd == "" {
-		if wd, err = os.Getwd(); err != nil {
-			return ScriptParams{}, nil, err
-		}
-	}
-	bin := o.Binary
-	if bin == "" {
-		bin = m.Slurm.Binary
-	}
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return ScriptParams{}, nil, fmt.Errorf("slurm: cannot find the graftrl executable: %w", err)
-		}
-		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = resolved
-		}
-		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			err := fmt.Errorf("slurm: this graftrl (%s) is a temporary `go run` binary that the array's tasks cannot run; build one (go build -o graftrl ./cmd/graftrl) and run it, or set slurm.binary", exe)
-			if !o.DryRun {
-				return ScriptParams{}, nil, err
-			}
-			fmt.Fprintf(orDiscard(o.Out), "# warning: %v\n", err)
-		}
-		bin = exe
-	} else if abs, err := filepath.Abs(bin); err == nil {
-		bin = abs
 	}
 	var todo []int
 	for i := range m.Runs {
@@ -194,7 +165,66 @@ func PlanSlurm(dir string, m *Manifest, o SlurmOptions) (ScriptParams, []int, er
 			todo = append(todo, i)
 		}
 	}
-	return ScriptParams{Sweep: m.Name, Dir: absDir, WorkDir: wd, Binary: bin, Slurm: m.Slurm}, todo, nil
+	return p, todo, nil
+}
+
+// DryRunNewSlurm prints what SubmitSlurm would submit for a sweep of n runs whose directory does
+// not exist yet (every run is to run): the batch script and the sbatch command. Unlike a dry run
+// of SubmitSlurm it needs no manifest.
+func DryRunNewSlurm(c *Config, n int, o SlurmOptions) error {
+	o.DryRun = true
+	dir := c.Dir()
+	p, err := scriptParams(dir, c.Name, c.Slurm, o)
+	if err != nil {
+		return err
+	}
+	todo := make([]int, n)
+	for i := range todo {
+		todo[i] = i
+	}
+	script := filepath.Join(p.Dir, SlurmDir, SlurmScript)
+	fmt.Fprintf(orDiscard(o.Out), "# %s (%d of %d runs to submit)\n%s\n# submit: sbatch %s\n", script, n, n, Script(p),
+		strings.Join(SubmitArgs(script, todo, c.Slurm.MaxParallel), " "))
+	return nil
+}
+
+// scriptParams resolves the batch script's parameters: the sweep directory and working directory
+// made absolute, the graftrl binary the tasks run.
+func scriptParams(dir, name string, slurm SlurmConfig, o SlurmOptions) (ScriptParams, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return ScriptParams{}, err
+	}
+	wd := o.WorkDir
+	if wd == "" {
+		if wd, err = os.Getwd(); err != nil {
+			return ScriptParams{}, err
+		}
+	}
+	bin := o.Binary
+	if bin == "" {
+		bin = slurm.Binary
+	}
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return ScriptParams{}, fmt.Errorf("slurm: cannot find the graftrl executable: %w", err)
+		}
+		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = resolved
+		}
+		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+			err := fmt.Errorf("slurm: this graftrl (%s) is a temporary `go run` binary that the array's tasks cannot run; build one (go build -o graftrl ./cmd/graftrl) and run it, or set slurm.binary", exe)
+			if !o.DryRun {
+				return ScriptParams{}, err
+			}
+			fmt.Fprintf(orDiscard(o.Out), "# warning: %v\n", err)
+		}
+		bin = exe
+	} else if abs, err := filepath.Abs(bin); err == nil {
+		bin = abs
+	}
+	return ScriptParams{Sweep: name, Dir: absDir, WorkDir: wd, Binary: bin, Slurm: slurm}, nil
 }
 
 // SubmitSlurm submits the sweep's unfinished runs as one Slurm job array through the

@@ -235,15 +235,57 @@ const MaxIterations = 10_000_000
 // ConfigError is a configuration problem: the file, the key and what is allowed.
 // Commands exit with status 2 on it, before any work starts.
 type ConfigError struct {
+	// File is the config file the problem is in ("" when not known).
 	File string
-	Msg  string
+	// Flag is the command-line flag the problem comes from instead of the file, such as
+	// "--set optim.lr=-1" ("" when it comes from the file): the message then names the flag.
+	Flag string
+	// Msg says what is wrong: the key, the value and what is allowed.
+	Msg string
 }
 
 func (e *ConfigError) Error() string {
-	if e.File == "" {
+	switch {
+	case e.Flag != "":
+		return e.Flag + ": " + e.Msg
+	case e.File == "":
 		return "config: " + e.Msg
 	}
 	return "config " + e.File + ": " + e.Msg
+}
+
+// Blame says where a problem found once the config was loaded comes from, unless it says so
+// already: the --set override among overrides that its message is about (Flag), else file.
+func (e *ConfigError) Blame(file string, overrides []string) {
+	if e.File != "" || e.Flag != "" {
+		return
+	}
+	if o := overrideOf(e.Msg, overrides); o != "" {
+		e.Flag = "--set " + o
+		return
+	}
+	e.File = file
+}
+
+// overrideOf returns the override (key.path=value) that a problem message is about, the last one
+// when several are: the message begins with its key (and a colon, or a dot and a key under it)
+// or quotes its key, or, for an env or estimator option (env.size=11), names the option
+// (`option "size"`, `option size`) and holds its value. It returns "" when the message is about
+// none of them.
+func overrideOf(msg string, overrides []string) string {
+	for i := len(overrides) - 1; i >= 0; i-- {
+		key, value, _ := strings.Cut(overrides[i], "=")
+		if strings.HasPrefix(msg, key+":") || strings.HasPrefix(msg, key+".") || strings.Contains(msg, `"`+key+`"`) {
+			return overrides[i]
+		}
+		if dot := strings.LastIndex(key, "."); dot > 0 && value != "" && strings.Contains(msg, value) {
+			opt := key[dot+1:]
+			if strings.Contains(msg, `option "`+opt+`"`) || strings.Contains(msg, "option "+opt+" ") {
+				return overrides[i]
+			}
+		}
+	}
+	return ""
 }
 
 // Load reads a YAML config file, applies --set overrides (key.path=value) and validates the
@@ -257,14 +299,17 @@ func Load(path string, overrides []string) (Config, error) {
 	return Parse(path, data, overrides)
 }
 
-// Parse is Load on bytes; name is used in error messages.
+// Parse is Load on bytes; name is used in error messages. A problem that an override brings
+// names the override (--set key=value) rather than the file.
 func Parse(name string, data []byte, overrides []string) (Config, error) {
 	cfg, err := decode(name, data, overrides)
 	if err != nil {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return Config{}, &ConfigError{File: name, Msg: err.Error()}
+		ce := &ConfigError{Msg: err.Error()}
+		ce.Blame(name, overrides)
+		return Config{}, ce
 	}
 	return cfg, nil
 }
@@ -294,19 +339,24 @@ func decode(name string, data []byte, overrides []string) (Config, error) {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
-	if doc.Kind == 0 { // empty file
-		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if doc.Kind == 0 || (doc.Kind == yaml.DocumentNode && len(doc.Content) == 0) {
+		return fail("the file holds no config (it is empty or only comments); a config sets at least a name, e.g. name: my-run (see configs/README.md)")
 	}
 	if root.Kind != yaml.MappingNode {
 		return fail("the top level must be a mapping of keys (see configs/README.md)")
 	}
+	if len(root.Content) == 0 {
+		return fail("the file holds no config (an empty mapping); a config sets at least a name, e.g. name: my-run (see configs/README.md)")
+	}
 	for _, o := range overrides {
 		if err := applyOverride(root, o); err != nil {
-			return fail("--set %s: %v", o, err)
+			return Config{}, &ConfigError{File: name, Flag: "--set " + o, Msg: err.Error()}
 		}
 	}
 	if err := checkKeys(root, reflect.TypeOf(cfg), ""); err != nil {
-		return fail("%v", err)
+		ce := &ConfigError{Msg: err.Error()}
+		ce.Blame(name, overrides)
+		return Config{}, ce
 	}
 	if err := root.Decode(&cfg); err != nil {
 		return fail("%s", cleanYAMLError(err))

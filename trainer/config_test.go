@@ -67,6 +67,9 @@ func TestConfigErrors(t *testing.T) {
 		{"group of one, gigpo", minimalYAML + "tasks: {group_size: 1}\nestimator: gigpo\n", nil, []string{"tasks.group_size: 1", "gigpo"}},
 		{"group of one, graphgpo", minimalYAML + "tasks: {group_size: 1}\nestimator: graphgpo\n", nil, []string{"tasks.group_size: 1", "graphgpo"}},
 		{"group of one, drgrpo", minimalYAML, []string{"tasks.group_size=1", "estimator=drgrpo"}, []string{"tasks.group_size: 1", "drgrpo"}},
+		{"empty file", "", []string{"name=x"}, []string{"config x.yaml", "holds no config", "empty or only comments"}},
+		{"only comments", "# a config\n\n# to come\n", nil, []string{"config x.yaml", "holds no config"}},
+		{"empty mapping", "{}\n", nil, []string{"config x.yaml", "holds no config"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +87,31 @@ func TestConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A problem an override brings names the --set flag, not the file; one in the file names the
+// file, overrides or not.
+func TestConfigErrorsNameTheirSource(t *testing.T) {
+	for _, tc := range []struct {
+		yaml  string
+		sets  []string
+		start string
+	}{
+		{minimalYAML, []string{"optim.lr=-1"}, "--set optim.lr=-1: optim.lr: -1 is out of range"},
+		{minimalYAML, []string{"seed=2", "update.epochz=2"}, `--set update.epochz=2: unknown key "update.epochz"`},
+		{minimalYAML, []string{"iterations=2.9"}, `--set iterations=2.9: key "iterations"`},
+		{minimalYAML, []string{"env.size=11"}, `--set env.size=11: env maze: option "size"`},
+		{minimalYAML, []string{"estimator=graft", "estimator.mode=tdd"}, "--set estimator.mode=tdd: "},
+		{minimalYAML, []string{"estimator=ppo"}, "--set estimator=ppo: estimator.name"},
+		{minimalYAML, []string{"iterations"}, "--set iterations: expected key.path=value"},
+		{minimalYAML + "iterations: 0\n", []string{"seed=3"}, "config x.yaml: iterations: 0"},
+		{minimalYAML + "update: {epochz: 2}\n", []string{"update.epochs=2"}, `config x.yaml: unknown key "update.epochz"`},
+	} {
+		_, err := Parse("x.yaml", []byte(tc.yaml), tc.sets)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.start) {
+			t.Errorf("%q with %v: error %v, want it to begin %q", tc.yaml, tc.sets, err, tc.start)
+		}
 	}
 }
 

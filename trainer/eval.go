@@ -86,17 +86,18 @@ func evalLine(m Metrics) string {
 }
 
 // EvaluateRun loads a run's config and a checkpoint (the newest valid one when ckpt is empty)
-// and evaluates it on the fixed panels, without writing into the run directory. It starts the
-// evaluation stream where the run's own evaluation of that checkpoint started, so the two agree,
-// sampled episodes included. When the checkpoint evaluated is not the run's newest, it says so
-// through opts.Out.
+// and evaluates it on the fixed panels. It writes nothing — not into the run directory, not a
+// warm start (the checkpoint holds the weights) — so it takes no lock and may evaluate a run
+// while it trains. It starts the evaluation stream where the run's own evaluation of that
+// checkpoint started, so the two agree, sampled episodes included. When the checkpoint
+// evaluated is not the run's newest, it says so through opts.Out.
 func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	cfg, err := Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
-	t, err := New(cfg, opts)
+	t, err := newTrainer(cfg, opts, true)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,8 @@ func (p progress) update(iter int, m Metrics) {
 	_ = p.bar.Set(iter)
 }
 
+// clear erases the bar from its line so that a log line can be printed there; the bar redraws
+// below the line at its next update.
 func (p progress) clear() {
 	if p.bar != nil {
 		_ = p.bar.Clear()

@@ -1,8 +1,11 @@
 package trainer
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,72 +88,217 @@ func holdsRun(dir string) bool {
 	return len(list) > 0
 }
 
-// openRun prepares the run directory: a fresh run creates it (refusing to reuse one that holds a
-// run, unless resuming); a resumed run verifies its config, restores the newest usable checkpoint
-// and truncates metrics.jsonl and timing.jsonl back to it, so no iteration appears twice.
+// claim takes the run directory for this process and decides, from the directory and the
+// config alone, whether the run may start or continue there — before any work. It creates the
+// directory and takes its lock (rundir.LockFile), refusing at once, with the holder's PID, when
+// another process holds it; it refuses a directory that holds a run unless resuming. For a
+// resumed run it checks the config against the recorded one, picks the newest usable checkpoint
+// and checks the length (checkLength).
 //
 // A checkpoint is usable when it verifies, its trainer.json reads, and metrics.jsonl and
 // timing.jsonl still hold what it recorded of them; otherwise resume falls back to the previous
 // one. A run whose checkpoints are all unusable is refused with the reason rather than restarted.
-func (t *Trainer) openRun(resume bool) error {
+func (t *Trainer) claim() error {
+	if _, err := os.Stat(t.dir); errors.Is(err, os.ErrNotExist) {
+		t.created = true
+	}
+	notWritable := func(err error) error {
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("output directory %s is not writable: %v", t.dir, err)}
+	}
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+		return notWritable(err)
+	}
+	lock := filepath.Join(t.dir, rundir.LockFile)
+	release, err := tryLockFile(lock)
+	if errors.Is(err, errHeld) {
+		return lockedError(t.dir, lock, "run directory "+t.dir)
+	}
+	if err != nil {
+		if t.created {
+			os.Remove(t.dir)
+		}
+		return notWritable(err)
+	}
+	t.release = release
+	if err := t.checkRunDir(); err != nil {
+		t.abandon()
+		return err
+	}
+	return nil
+}
+
+// checkRunDir is claim's look at what the directory holds.
+func (t *Trainer) checkRunDir() error {
+	exists := holdsRun(t.dir)
+	if exists && !t.resume {
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("run directory %s already holds a run; resume it (--resume %s, or resume: auto), choose another name (--name) or remove it", t.dir, t.dir)}
+	}
+	if !exists {
+		return nil
+	}
+	recorded, err := Load(filepath.Join(t.dir, rundir.ConfigFile), nil)
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", t.dir, err)
+	}
+	if diff := ConfigDiff(&recorded, &t.cfg); len(diff) > 0 {
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: the config differs from the run's recorded config in keys a resumed run may not change:\n  %s\n(allowed to differ: iterations, env_steps, checkpoint.*, faults.*, save_batches; name and out_dir follow the run directory)",
+			t.dir, strings.Join(diff, "\n  "))}
+	}
+	t.recorded = &recorded
 	metricsPath := filepath.Join(t.dir, rundir.MetricsFile)
 	timingPath := filepath.Join(t.dir, rundir.TimingFile)
-	exists := holdsRun(t.dir)
-	if exists && !resume {
-		return &ConfigError{Msg: fmt.Sprintf("run directory %s already holds a run; resume it (--resume %s, or resume: auto), choose another name (--name) or remove it", t.dir, t.dir)}
-	}
-	if err := checkWritable(t.dir, t.pol.Config().NumParams()); err != nil {
-		return &ConfigError{Msg: err.Error()}
-	}
+	var reasons []string
 	var st trainerState
-	if exists {
-		recordedPath := filepath.Join(t.dir, rundir.ConfigFile)
-		recorded, err := Load(recordedPath, nil)
-		if err != nil {
-			return fmt.Errorf("resume %s: %w", t.dir, err)
-		}
-		if diff := ConfigDiff(&recorded, &t.cfg); len(diff) > 0 {
-			return &ConfigError{Msg: fmt.Sprintf("cannot resume %s: the config differs from the run's recorded config in keys a resumed run may not change:\n  %s\n(allowed to differ: iterations, env_steps, checkpoint.*, faults.*, save_batches; name and out_dir follow the run directory)",
-				t.dir, strings.Join(diff, "\n  "))}
-		}
-		t.keepLocation(&recorded)
-		var reasons []string
-		ckpt, err := latestUsableCheckpoint(t.dir, func(format string, args ...any) {
-			reasons = append(reasons, fmt.Sprintf(format, args...))
-			t.logf(format, args...)
-		}, func(_ string, st trainerState) error {
-			if err := holdsPrefix(metricsPath, st.MetricsBytes, st.MetricsSHA256); err != nil {
-				return err
-			}
-			return holdsPrefix(timingPath, st.TimingBytes, "")
-		})
-		if err != nil {
+	ckpt, err := latestUsableCheckpoint(t.dir, func(format string, args ...any) {
+		reasons = append(reasons, fmt.Sprintf(format, args...))
+		t.logf(format, args...)
+	}, func(_ string, s trainerState) error {
+		if err := holdsPrefix(metricsPath, s.MetricsBytes, s.MetricsSHA256); err != nil {
 			return err
 		}
-		switch {
-		case ckpt != "":
-			if st, err = t.restore(ckpt); err != nil {
-				return err
-			}
-			t.resumed = ckpt
-		case len(reasons) > 0:
-			return &ConfigError{Msg: fmt.Sprintf("cannot resume %s: no checkpoint is usable:\n  %s\nRestore the files named above (from a backup or a copy of the run), or start the run again from the beginning: remove %s, or choose another name (--name)",
-				t.dir, strings.Join(reasons, "\n  "), t.dir)}
-		default:
-			t.logf("warning: %s has no checkpoint; starting the run again from the beginning", t.dir)
+		if err := holdsPrefix(timingPath, s.TimingBytes, ""); err != nil {
+			return err
 		}
+		st = s
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case ckpt != "":
+		t.resumeFrom, t.resumeState = ckpt, st
+		return t.checkLength(&recorded)
+	case len(reasons) > 0:
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: no checkpoint is usable:\n  %s\nRestore the files named above (from a backup or a copy of the run), or start the run again from the beginning: remove %s, or choose another name (--name)",
+			t.dir, strings.Join(reasons, "\n  "), t.dir)}
+	}
+	t.logf("warning: %s has no checkpoint; starting the run again from the beginning", t.dir)
+	return nil
+}
+
+// checkLength compares the config's length with what the resumed run holds (its checkpoint)
+// and was recorded with. Fewer iterations than the run holds — or, for a run not finished yet,
+// no more than it holds — are refused naming both numbers, and so is a changed env_steps budget
+// the run has already reached; a length the run has reached leaves it finished.
+func (t *Trainer) checkLength(recorded *Config) error {
+	st, c := t.resumeState, t.cfg
+	done := st.Iter >= recorded.Iterations || (recorded.EnvSteps > 0 && st.EnvSteps >= recorded.EnvSteps)
+	switch {
+	case done && c.Iterations < st.Iter:
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s with iterations: %d: the run holds %d iterations, more than that (allowed: %d, which leaves it finished, or more to extend it)",
+			t.dir, c.Iterations, st.Iter, st.Iter)}
+	case !done && c.Iterations <= st.Iter:
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s with iterations: %d: the run holds %d iterations already, of the %d it was recorded with (allowed: %d or more)",
+			t.dir, c.Iterations, st.Iter, recorded.Iterations, st.Iter+1)}
+	case c.EnvSteps > 0 && c.EnvSteps != recorded.EnvSteps && st.EnvSteps >= c.EnvSteps:
+		allowed := fmt.Sprintf("more than %d, or 0 for no budget", st.EnvSteps)
+		if recorded.EnvSteps > 0 {
+			allowed += fmt.Sprintf(", or %d as recorded", recorded.EnvSteps)
+		}
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s with env_steps: %d: the run holds %d env steps already (allowed: %s)",
+			t.dir, c.EnvSteps, st.EnvSteps, allowed)}
+	}
+	t.finished = st.Iter >= c.Iterations || (c.EnvSteps > 0 && st.EnvSteps >= c.EnvSteps)
+	return nil
+}
+
+// unlock releases the run directory's lock (once).
+func (t *Trainer) unlock() {
+	if t.release != nil {
+		t.release()
+		t.release = nil
+	}
+}
+
+// abandon undoes claim when New fails after it: a run directory claim created is removed again
+// (it holds at most the lock and an empty checkpoints/), then the lock is released.
+func (t *Trainer) abandon() {
+	if t.created && t.release != nil {
+		os.Remove(filepath.Join(t.dir, rundir.LockFile))
+		os.Remove(filepath.Join(t.dir, rundir.CheckpointsDir))
+		os.Remove(t.dir)
+	}
+	t.unlock()
+}
+
+// openRun prepares the run directory claimed by New: a resumed run restores its checkpoint and
+// truncates metrics.jsonl and timing.jsonl back to it, so no iteration appears twice; config.yaml
+// records the config (with its new length, when that changed).
+func (t *Trainer) openRun() error {
+	var st trainerState
+	if t.recorded != nil {
+		t.keepLocation(t.recorded)
+	}
+	if t.resumeFrom != "" {
+		var err error
+		if st, err = t.restore(t.resumeFrom); err != nil {
+			return err
+		}
+		t.resumed = t.resumeFrom
 	}
 	if err := os.WriteFile(filepath.Join(t.dir, rundir.ConfigFile), t.cfg.YAML(), 0o644); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	var err error
-	if t.metrics, err = openTruncated(metricsPath, st.MetricsBytes); err != nil {
+	if t.metrics, err = openTruncated(filepath.Join(t.dir, rundir.MetricsFile), st.MetricsBytes); err != nil {
 		return err
 	}
-	if t.timing, err = openTruncated(timingPath, st.TimingBytes); err != nil {
+	if t.timing, err = openTruncated(filepath.Join(t.dir, rundir.TimingFile), st.TimingBytes); err != nil {
 		return err
 	}
 	return nil
+}
+
+// finishedSummary is the summary of a run New found finished: its summary.json, when that
+// records the checkpoint's iteration; otherwise — a process stopped between the last checkpoint
+// and summary.json — one made from the checkpoint and the last evaluation in metrics.jsonl,
+// which is then written.
+func (t *Trainer) finishedSummary() (Summary, error) {
+	st := t.resumeState
+	path := filepath.Join(t.dir, rundir.SummaryFile)
+	var s Summary
+	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &s) == nil && s.Iterations == st.Iter && s.EnvSteps == st.EnvSteps {
+		return s, nil
+	}
+	s = Summary{Iterations: st.Iter, EnvSteps: st.EnvSteps, Tokens: st.Tokens}
+	final, err := lastEval(filepath.Join(t.dir, rundir.MetricsFile), st.MetricsBytes, st.Iter)
+	if err != nil {
+		return s, err
+	}
+	s.Final = final
+	if s.Init = t.cfg.Policy.Init; s.Init == "" && t.cfg.SFT.Enabled() {
+		s.Init = WarmStartDir(t.cfg)
+	}
+	if s.Init != "" {
+		s.InitSHA256, _ = hashDir(filepath.Join(s.Init, rundir.PolicyDir))
+	}
+	data, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return s, fmt.Errorf("write summary: %w", err)
+	}
+	t.logf("note: %s lacked the %s of its last checkpoint (iteration %d); written from the checkpoint and %s", t.dir, rundir.SummaryFile, st.Iter, rundir.MetricsFile)
+	return s, nil
+}
+
+// lastEval returns the last evaluation of iteration iter within the first n bytes of the
+// metrics file at path (nil when there is none).
+func lastEval(path string, n int64, iter int) (Metrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var last Metrics
+	sc := bufio.NewScanner(io.LimitReader(f, n))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		var m Metrics
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m["type"] == "eval" && m["iter"] == float64(iter) {
+			last = m
+		}
+	}
+	return last, sc.Err()
 }
 
 // keepLocation keeps the recorded name and out_dir when they still lead to the run directory

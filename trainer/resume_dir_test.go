@@ -25,7 +25,7 @@ func trainPart(t *testing.T, dir string, stop int, sets ...string) (string, erro
 	var log bytes.Buffer
 	tr, err := New(cfg, Options{Out: &log, Quiet: true, Resume: true})
 	if err != nil {
-		t.Fatal(err)
+		return log.String(), err
 	}
 	defer tr.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,8 +90,8 @@ func TestResumeDeletedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := trainPart(t, dir, 0)
-	var ce *ConfigError
-	if !errors.As(err, &ce) {
+	var de *DirError
+	if !errors.As(err, &de) {
 		t.Fatalf("resume without metrics.jsonl: %v, want a refusal", err)
 	}
 	for _, w := range []string{rundir.MetricsFile + " is missing", "Restore", "remove " + run, "--name"} {

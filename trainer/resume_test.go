@@ -251,16 +251,14 @@ func TestResumeConfigDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ = Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "optim.lr=0.002", "update.epochs=2", "iterations=3"})
-	tr, _ = New(cfg, Options{Out: io.Discard, Resume: true})
-	_, err := tr.Run(context.Background())
-	var ce *ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "optim.lr: 0.001 → 0.002") || !strings.Contains(err.Error(), "update.epochs: 1 → 2") || strings.Contains(err.Error(), "iterations: ") {
+	_, err := New(cfg, Options{Out: io.Discard, Resume: true})
+	var de *DirError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "optim.lr: 0.001 → 0.002") || !strings.Contains(err.Error(), "update.epochs: 1 → 2") || strings.Contains(err.Error(), "iterations: ") {
 		t.Fatalf("error %v", err)
 	}
 	// Without resume, the directory is not reused.
 	cfg, _ = Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=3"})
-	tr, _ = New(cfg, Options{Out: io.Discard})
-	if _, err := tr.Run(context.Background()); !errors.As(err, &ce) || !strings.Contains(err.Error(), "already holds a run") {
+	if _, err := New(cfg, Options{Out: io.Discard}); !errors.As(err, &de) || !strings.Contains(err.Error(), "already holds a run") {
 		t.Fatalf("rerun without resume: %v", err)
 	}
 	tr, _ = New(cfg, Options{Out: io.Discard, Resume: true})

@@ -92,7 +92,9 @@ type SFTLossPoint struct {
 
 // RunSFT runs the warm start of cfg (its sft section) and writes the weights, the vocabulary and
 // the report into dir, which must not exist yet; it is written under a temporary name and
-// renamed into place when complete. The same config and seed give the same weights.
+// renamed into place when complete. The same config and seed give the same weights. While it
+// works it holds the lock dir.lock (as EnsureWarmStart does): when another process holds it,
+// RunSFT is refused at once with a *DirError naming that process; so is a dir that exists.
 func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
@@ -100,24 +102,50 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 	if !cfg.SFT.Enabled() {
 		return nil, &ConfigError{Msg: "sft.demos: 0 turns the warm start off; set it to the number of demonstrations"}
 	}
+	info, err := probeSFT(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s cannot be written: %v", dir, err)}
+	}
+	lock := dir + ".lock"
+	unlock, err := tryLockFile(lock)
+	if errors.Is(err, errHeld) {
+		return nil, lockedError(dir, lock, "warm start "+dir)
+	}
+	if err != nil {
+		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s cannot be written: %v", dir, err)}
+	}
+	defer unlock()
+	return runSFT(cfg, info, dir, opts)
+}
+
+// probeSFT refuses a warm start the env cannot demonstrate (checkTeacher) and returns what
+// ProbeEnv tells of the env (refusing a policy.max_len too short for it), before any work.
+func probeSFT(cfg Config) (EnvInfo, error) {
+	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
+	if err != nil {
+		return EnvInfo{}, &ConfigError{Msg: err.Error()}
+	}
+	err = checkTeacher(cfg, probe)
+	envs.Close(probe)
+	if err != nil {
+		return EnvInfo{}, &ConfigError{Msg: err.Error()}
+	}
+	return cfg.ProbeEnv()
+}
+
+// runSFT is RunSFT under the lock, on the env probeSFT described.
+func runSFT(cfg Config, info EnvInfo, dir string, opts Options) (*SFTReport, error) {
+	if _, err := os.Stat(dir); err == nil {
+		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s exists already (allowed: a folder that does not exist yet)", dir)}
+	}
 	out := opts.Out
 	if out == nil {
 		out = os.Stderr
 	}
 	start := time.Now()
-	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-	err = checkTeacher(cfg, probe)
-	envs.Close(probe)
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-	info, err := cfg.ProbeEnv()
-	if err != nil {
-		return nil, err
-	}
 	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
 	if err != nil {
 		return nil, err
@@ -268,9 +296,9 @@ func WarmStartDir(cfg Config) string {
 	return filepath.Join(cfg.OutDir, rundir.WarmStartsDir, name)
 }
 
-// EnsureWarmStart returns the warm start of cfg (WarmStartDir), running RunSFT first unless it
-// exists. Concurrent runs that need the same warm start (the estimators of one seed in a sweep)
-// wait for the one that computes it.
+// EnsureWarmStart returns the warm start of cfg (WarmStartDir), computing it first (as RunSFT
+// does) unless it exists. Concurrent runs that need the same warm start (the estimators of one
+// seed in a sweep) wait for the one that computes it.
 func EnsureWarmStart(cfg Config, opts Options) (string, error) {
 	dir := WarmStartDir(cfg)
 	done := func() bool {
@@ -279,6 +307,10 @@ func EnsureWarmStart(cfg Config, opts Options) (string, error) {
 	}
 	if done() {
 		return dir, nil
+	}
+	info, err := probeSFT(cfg)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("sft: %w", err)
@@ -291,7 +323,7 @@ func EnsureWarmStart(cfg Config, opts Options) (string, error) {
 	if done() {
 		return dir, nil
 	}
-	if _, err := RunSFT(cfg, dir, opts); err != nil {
+	if _, err := runSFT(cfg, info, dir, opts); err != nil {
 		return "", err
 	}
 	return dir, nil

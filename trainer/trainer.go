@@ -80,6 +80,17 @@ type Trainer struct {
 	initPath, initSHA string
 	// afterIteration is a test hook run after each iteration's checkpoint.
 	afterIteration func()
+
+	// What New decided about the run directory (claim): release unlocks it; created says New
+	// made the directory; resumeFrom is the checkpoint a resumed run continues from and
+	// resumeState its trainer state; recorded is the config the run was recorded with;
+	// finished says the run already reached its length.
+	release     func()
+	created     bool
+	resumeFrom  string
+	resumeState trainerState
+	recorded    *Config
+	finished    bool
 }
 
 // Options are run-time choices that are not part of the experiment's config.
@@ -105,10 +116,21 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 	return rand.NewPCG(seed, stream*0x9e3779b97f4a7c15+1)
 }
 
-// New prepares a run: the run directory, the env instances, the vocabulary and the policy. It is
-// where the environment is first built (ProbeEnv): a remote env's server must answer here. The
-// trainer owns the env instances it builds; Close releases them.
+// New prepares a run: the run directory, the env instances, the vocabulary and the policy. It
+// first takes the run directory for this process (its lock) and decides from the directory
+// alone whether the run may start or continue there, then checks what the environment tells
+// (ProbeEnv: a remote env's server must answer here, and policy.max_len must hold the env's
+// first turn) and that the directory can be written, all before the warm start or any other
+// work; a refusal leaves no file behind. A resumed run that already reached its length does
+// nothing more (Finished). The trainer owns the env instances it builds and the run directory's
+// lock until Run returns; Close releases both.
 func New(cfg Config, opts Options) (*Trainer, error) {
+	return newTrainer(cfg, opts, false)
+}
+
+// newTrainer is New; forEval builds the trainer that EvaluateRun restores a checkpoint into: it
+// takes no lock, writes nothing and needs no initial weights (no warm start, no policy.init).
+func newTrainer(cfg Config, opts Options, forEval bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{Msg: err.Error()}
 	}
@@ -117,34 +139,59 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	if t.out == nil {
 		t.out = os.Stderr
 	}
-	info, err := cfg.ProbeEnv()
-	if err != nil {
-		return nil, err
-	}
-	t.vocab, t.maxSteps = info.Vocab, info.MaxTurns
-	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
-	if err != nil {
-		return nil, err
-	}
-	po := cfg.PolicyOptions(info)
-	t.cfg.Policy.Config = po.Model
-	if t.initPath = cfg.Policy.Init; t.initPath == "" && cfg.SFT.Enabled() {
-		if t.initPath, err = EnsureWarmStart(cfg, opts); err != nil {
+	if !forEval {
+		if err := t.claim(); err != nil {
 			return nil, err
 		}
+		if t.finished {
+			return t, nil
+		}
 	}
-	if t.initPath != "" {
+	if err := t.build(opts, forEval); err != nil {
+		t.abandon()
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// build makes what a run needs once its directory is claimed: the env probe, the policy (from
+// the warm start or policy.init unless forEval), the estimator, the collector and the sampler.
+func (t *Trainer) build(opts Options, forEval bool) error {
+	cfg := t.cfg
+	info, err := cfg.ProbeEnv()
+	if err != nil {
+		return err
+	}
+	t.vocab, t.maxSteps = info.Vocab, info.MaxTurns
+	po := cfg.PolicyOptions(info)
+	t.cfg.Policy.Config = po.Model
+	if !forEval {
+		if err := checkWritable(t.dir, po.Model.NumParams()); err != nil {
+			return &DirError{Dir: t.dir, Msg: err.Error()}
+		}
+	}
+	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
+	if err != nil {
+		return err
+	}
+	if t.initPath = cfg.Policy.Init; t.initPath == "" && cfg.SFT.Enabled() && !forEval {
+		if t.initPath, err = EnsureWarmStart(cfg, opts); err != nil {
+			return err
+		}
+	}
+	if t.initPath != "" && !forEval {
 		if po.Init, t.initSHA, err = loadInit(t.initPath, po.Model, info.Vocab); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	t.pol, err = policy.New(backend, po)
 	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
+		return &ConfigError{Msg: err.Error()}
 	}
 	t.est, err = NewEstimator(cfg.Estimator.Name, cfg.Estimator.Options)
 	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
+		return &ConfigError{Msg: err.Error()}
 	}
 	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
 	rc := t.cfg.RolloutConfig()
@@ -153,11 +200,10 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 		return envs.New(cfg.Env.Name, cfg.Env.Options)
 	}, slots)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := t.setupSampler(slots); err != nil {
-		t.Close()
-		return nil, err
+		return err
 	}
 	t.trainTasks = envs.TaskSeeds(envs.Train, cfg.Tasks.Train.Size, cfg.Tasks.PanelSeed) // empty when open
 	t.evalTasks = envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
@@ -170,12 +216,19 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	t.rngShuffle = rand.New(t.pcgs["shuffle"])
 	t.rngEval = rand.New(t.pcgs["eval"])
 	t.progress = newProgress(t.out, opts, cfg.Iterations)
-	return t, nil
+	return nil
 }
 
+// Finished reports whether New found the run already at its length (a resumed run whose newest
+// checkpoint reached iterations or the env_steps budget): Run then changes nothing and returns
+// the run's recorded summary.
+func (t *Trainer) Finished() bool { return t.finished }
+
 // Close releases the env instances of the run (those that hold resources, such as a remote env's
-// sessions). The trainer must not be used afterwards; closing twice is harmless.
+// sessions) and the run directory's lock. The trainer must not be used afterwards; closing twice
+// is harmless.
 func (t *Trainer) Close() error {
+	t.unlock()
 	if t.coll == nil {
 		return nil
 	}
@@ -197,7 +250,10 @@ type EnvInfo struct {
 
 // ProbeEnv builds one instance of the configured environment, reads its vocabulary, step cap and
 // action words, and closes it again. For a remote env this is where its server is contacted; an
-// env that cannot be built is a *ConfigError.
+// env that cannot be built is a *ConfigError. So is a policy.max_len too short for the env's
+// first turn (its prompt plus one action) on the first tasks of the panels, which would leave
+// every such episode truncated before it acts; a remote env's prompts are not probed (each
+// reset would hold a session of its server).
 func (c *Config) ProbeEnv() (EnvInfo, error) {
 	probe, err := envs.New(c.Env.Name, c.Env.Options)
 	if err != nil {
@@ -207,6 +263,13 @@ func (c *Config) ProbeEnv() (EnvInfo, error) {
 	info := EnvInfo{MaxTurns: probe.MaxTurns()}
 	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
 		return EnvInfo{}, fmt.Errorf("env %s: %w", c.Env.Name, err)
+	}
+	if _, remote := probe.(envs.Parallel); !remote {
+		room := c.RolloutConfig().ActionRoom()
+		if prompt := c.longestPrompt(probe, info.Vocab); prompt+room > c.Policy.MaxLen {
+			return EnvInfo{}, &ConfigError{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
+				c.Policy.MaxLen, c.Env.Name, prompt, room, prompt+room)}
+		}
 	}
 	if aw, ok := probe.(envs.ActionWorder); ok && c.Rollout.ConstrainActions {
 		// With one-token actions the end-of-action token is always implied, never sampled.
@@ -219,6 +282,47 @@ func (c *Config) ProbeEnv() (EnvInfo, error) {
 		}
 	}
 	return info, nil
+}
+
+// promptProbes is how many tasks of each panel longestPrompt resets.
+const promptProbes = 8
+
+// longestPrompt is the longest first row (rollout.PromptLen) of the first tasks of the training
+// and held-out panels, reset on env e. A reset that fails, panics or outlasts
+// faults.step_timeout is left out: the episodes will say what is wrong with the env.
+func (c *Config) longestPrompt(e envs.Env, vocab *tokens.Vocab) int {
+	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
+	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
+	longest := 0
+	for _, seed := range seeds {
+		type first struct {
+			instr, obs string
+			ok         bool
+		}
+		done := make(chan first, 1)
+		go func() {
+			defer func() {
+				if recover() != nil {
+					done <- first{}
+				}
+			}()
+			instr, obs, err := e.Reset(seed)
+			done <- first{instr, obs.Text, err == nil}
+		}()
+		var timeout <-chan time.Time
+		if c.Faults.StepTimeout > 0 {
+			timeout = time.After(time.Duration(c.Faults.StepTimeout * float64(time.Second)))
+		}
+		select {
+		case f := <-done:
+			if f.ok {
+				longest = max(longest, rollout.PromptLen(vocab, f.instr, f.obs))
+			}
+		case <-timeout:
+			return longest // the env hangs: the next reset would too
+		}
+	}
+	return longest
 }
 
 // PolicyOptions are the options of the run's policy on an env: the model sized to the env's
@@ -300,10 +404,16 @@ type Summary struct {
 // Metrics is one line of metrics.jsonl.
 type Metrics map[string]any
 
-// Run trains for the configured iterations. It stops early, with a checkpoint, when ctx is cancelled.
+// Run trains for the configured iterations. It stops early, with a checkpoint, when ctx is
+// cancelled. A run New found finished changes nothing and returns its recorded summary. The run
+// directory's lock is released when Run returns.
 func (t *Trainer) Run(ctx context.Context) (Summary, error) {
+	defer t.unlock()
+	if t.finished {
+		return t.finishedSummary()
+	}
 	start := time.Now()
-	if err := t.openRun(t.resume); err != nil {
+	if err := t.openRun(); err != nil {
 		return Summary{}, err
 	}
 	defer t.closeRun()
@@ -361,7 +471,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 			}
 			tm["time/eval"] = time.Since(t0).Seconds()
 			final = em
-			if !t.progress.active() && !t.quiet {
+			if !t.quiet {
+				// On a terminal the line goes above the progress bar (logf clears it; the
+				// bar redraws below at its next update).
 				t.logf("iter %d eval: %s", t.iter, evalLine(em))
 			}
 		}
@@ -475,6 +587,9 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 		return nil, nil, fmt.Errorf("%w: no episode could run: all %d failed with environment errors; first: %s",
 			ErrAborted, len(batch.Trajs), firstError(batch))
 	}
+	if err := t.checkTrainable(batch); err != nil {
+		return nil, nil, err
+	}
 
 	if k := t.cfg.SaveBatches; k > 0 && (t.iter+1)%k == 0 {
 		if err := t.saveBatch(batch); err != nil {
@@ -516,6 +631,35 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 	c := t.pol.Compilations()
 	tm["compiles"], tm["time/compile"] = c.Count-c0.Count, (c.Time - c0.Time).Seconds()
 	return m, tm, nil
+}
+
+// checkTrainable refuses to train on a batch without a single action token (an iteration never
+// trains on nothing): every episode that ran ended before its first action, which a context too
+// short for the env's prompts does.
+func (t *Trainer) checkTrainable(b *rollout.Batch) error {
+	ran, cut := 0, 0
+	for i := range b.Trajs {
+		tr := &b.Trajs[i]
+		if tr.Err != "" {
+			continue
+		}
+		ran++
+		for _, r := range tr.Rows {
+			for _, k := range r.StepOf {
+				if k >= 0 {
+					return nil
+				}
+			}
+		}
+		if tr.Truncated && len(tr.Steps) == 0 {
+			cut++
+		}
+	}
+	why := ""
+	if cut > 0 {
+		why = fmt.Sprintf("; %d were cut off before their first action by the context length (policy.max_len = %d)", cut, t.cfg.Policy.MaxLen)
+	}
+	return fmt.Errorf("%w: the iteration collected no trainable token: none of its %d episodes took an action%s", ErrAborted, ran, why)
 }
 
 // firstError returns the error of the batch's first errored episode ("" when none failed).

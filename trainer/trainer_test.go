@@ -127,13 +127,9 @@ func TestRunOutputs(t *testing.T) {
 	if m["iter"] != 3 {
 		t.Errorf("evaluated iteration %v, want 3", m["iter"])
 	}
-	// A second run into the same directory is refused: nothing is overwritten.
+	// A second run into the same directory is refused before any work: nothing is overwritten.
 	cfg, _ := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir})
-	tr, err := New(cfg, Options{Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+	if _, err := New(cfg, Options{Out: io.Discard}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
 		t.Fatalf("rerun into an existing run directory: %v", err)
 	}
 }

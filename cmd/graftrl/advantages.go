@@ -28,6 +28,10 @@ func newAdvantagesCmd() *cobra.Command {
 advantage side by side, then per-estimator statistics and pairwise Pearson correlation and sign
 agreement. Options: --opt graft.mode=td; the same estimator twice with labels:
 --estimators graft:path,graft:td --opt graft:td.mode=td.`,
+		Example: `  # batches saved by graftrl train --config configs/quickstart.yaml --save-batches=10
+  graftrl advantages --batch runs/quickstart/batches/iter-000010.json.gz
+  # GRAFT's path and TD modes side by side, every step
+  graftrl advantages --batch runs/quickstart/batches/iter-000010.json.gz --estimators graft:path,graft:td --opt graft:td.mode=td --rows 0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.batch == "" {

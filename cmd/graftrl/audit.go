@@ -34,6 +34,12 @@ stratified by trajectory result and half, and measure each step's true advantage
 policy choose (V). Writes audit.json, audit.md, table.csv, summary.txt and scatter.png/.svg to
 <run>/audit (or --out); with --checkpoints all, every checkpoint and the metrics over training.
 The definitions are in audit.md and in the audit package's documentation.`,
+		Example: `  # the newest checkpoint of the quickstart run (graftrl train --config configs/quickstart.yaml)
+  graftrl audit --run runs/quickstart
+  # the checkpoint of iteration 40, fewer steps and continuations
+  graftrl audit --run runs/quickstart --checkpoint 40 --steps 200 --mc 16
+  # every checkpoint, with the metrics over training
+  graftrl audit --run runs/quickstart --checkpoints all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.run == "" {

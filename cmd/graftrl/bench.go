@@ -35,6 +35,11 @@ time; peak RSS of each part; achieved GFLOP/s and their share of the machine's p
 
 scripts/bench/torch_ref.py measures PyTorch the same way and scripts/bench/compare.sh runs
 both in alternation and prints the ratios.`,
+		Example: `  graftrl bench
+  # the report as JSON
+  graftrl bench --json > bench.json
+  # a wider policy, sampling timed at two batch sizes
+  graftrl bench --d-model 256 --layers 4 --sample-batches 1,64`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			batches, err := parseInts(o.samples)

@@ -78,6 +78,12 @@ final env steps differ (beyond --budget-tol) are refused unless --force; under -
 common-budget (the default for sweeps) every run is read at its env's common budget.
 
 --run SWEEP.yaml first runs the sweep on this machine (skipping finished runs), then compares it.`,
+		Example: `  # a sweep directory written by graftrl sweep; the report goes to its report/ folder
+  graftrl compare runs/sweeps/estimators
+  # run the sweep here first (finished runs are skipped), then compare it
+  graftrl compare --run configs/sweeps/estimators.yaml
+  # every run under a folder, against GRPO, the report elsewhere
+  graftrl compare runs --baseline grpo --out /tmp/report`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return &usageError{fmt.Sprintf("compare: one directory expected, got %d arguments", len(args))}
@@ -112,6 +118,9 @@ func newHeadToHeadCmd() *cobra.Command {
 (run it from the repository root). It trains GRPO and GRAFT with 5 seeds each at an equal
 env-step budget on this machine (one process per core), then writes the comparison report to
 runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished runs.`,
+		Example: `  graftrl headtohead
+  # two runs at a time, the report in another folder
+  graftrl headtohead --workers 2 --out /tmp/h2h-report`,
 		Args: noArgs("headtohead"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := intFlagAtLeast(cmd, "workers", 0, "0 = one per core, or N ≥ 1; leave it out for the sweep config's workers"); err != nil {

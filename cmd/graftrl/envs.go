@@ -11,11 +11,14 @@ import (
 )
 
 func newEnvsCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "envs", Short: "List and describe the registered environments"}
+	cmd := &cobra.Command{Use: "envs", Short: "List and describe the registered environments",
+		Example: `  graftrl envs list
+  graftrl envs describe sokoban`}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "list",
-		Short: "List the registered environments",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the registered environments",
+		Example: "  graftrl envs list",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, name := range envs.Names() {
 				s, _ := envs.Lookup(name)
@@ -28,8 +31,11 @@ func newEnvsCmd() *cobra.Command {
 	var task int64
 	describe := &cobra.Command{
 		Use:   "describe NAME [--set option=value ...]",
-		Short: "Show an environment's options, vocabulary and an example episode",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show an environment's options, vocabulary, picture symbols and an example episode",
+		Example: `  graftrl envs describe sokoban
+  # a 7×7 maze, its example episode on task 2
+  graftrl envs describe maze --set size=7 --seed 2`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := envOptions(sets)
 			if err != nil {
@@ -65,9 +71,17 @@ func newPlayCmd() *cobra.Command {
 	var name string
 	var task int64
 	cmd := &cobra.Command{
-		Use:   "play --env NAME [--seed S]",
+		Use:   "play --env NAME [--seed S] [--set option=value ...]",
 		Short: "Play an episode of an environment in the terminal (type one action per line)",
-		Args:  cobra.NoArgs,
+		Long: `Play one episode of an environment: it shows the task, the env's picture (for the grid envs)
+and its observation, then reads one action per line and shows the reward and the new state
+after each, until the episode ends or the input does (Ctrl-D). Type help (or ?) for the env's
+action words and what the picture's symbols mean; help, an empty line and an arrow key cost no
+turn and are not sent to the env.`,
+		Example: `  graftrl play --env sokoban
+  # a 7×7 maze, task seed 3
+  graftrl play --env maze --set size=7 --seed 3`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return &usageError{"play: --env NAME is required (see graftrl envs list)"}

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -25,10 +28,22 @@ func newEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval --run DIR [--checkpoint DIR]",
 		Short: "Evaluate a run's newest (or a given) checkpoint on its fixed task panels",
-		Args:  cobra.NoArgs,
+		Long: `Evaluate a run's newest valid checkpoint (or --checkpoint DIR) on its fixed task panels:
+greedy success on the training and held-out panels, and sampled success when the run's config
+asks for it. The numbers equal the run's own evaluation of that checkpoint. eval writes nothing,
+so it may evaluate a run while it trains.`,
+		Example: `  # the newest checkpoint of the quickstart run
+  graftrl eval --run runs/quickstart
+
+  # an earlier checkpoint, as JSON
+  graftrl eval --run runs/quickstart --checkpoint runs/quickstart/checkpoints/iter-000070 --json`,
+		Args: flagNotArg("--run"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.run == "" {
 				return &usageError{"eval: --run DIR is required"}
+			}
+			if info, err := os.Stat(filepath.Join(o.run, rundir.ConfigFile)); err != nil || info.IsDir() {
+				return &usageError{fmt.Sprintf("--run %s: not a run directory (no %s)", o.run, rundir.ConfigFile)}
 			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return evalRun(o)

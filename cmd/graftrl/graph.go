@@ -31,6 +31,9 @@ func newGraphCmd() *cobra.Command {
 		Long: `Exports the graph GRAFT builds for task K of a saved batch: nodes (state keys and outcome
 sinks ⊥(R)) with values V, edges with action, count and mean advantage. DOT renders with
 Graphviz: graftrl graph --batch F --task 0 | dot -Tpng > graph.png. GRAFT options: --opt gamma=0.9.`,
+		Example: `  # batches saved by graftrl train --config configs/quickstart.yaml --save-batches=10
+  graftrl graph --batch runs/quickstart/batches/iter-000010.json.gz --task 0 | dot -Tpng > graph.png
+  graftrl graph --batch runs/quickstart/batches/iter-000010.json.gz --task 3 --format json --opt gamma=0.9 -o graph.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.batch == "" {

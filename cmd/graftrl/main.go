@@ -20,7 +20,7 @@ import (
 // Exit statuses (README, Exit statuses).
 const (
 	exitError       = 1   // the environment failed or a fault stopped the work: the input was fine
-	exitConfig      = 2   // refused input: a bad config, flag, argument, command or input file, before work started
+	exitConfig      = 2   // refused input: a bad config, flag, argument, command or input file, or a run directory in use, before work started
 	exitInterrupted = 75  // stopped by SIGINT/SIGTERM after writing a checkpoint: resume with --resume
 	exitKilled      = 130 // a second signal: quit at once (the last checkpoint is intact)
 )
@@ -32,8 +32,14 @@ func (e *usageError) Error() string { return e.msg }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "graftrl",
-		Short:         "Agentic RL with trajectory-graph credit assignment: GRPO vs GRAFT, head to head",
+		Use:   "graftrl",
+		Short: "Agentic RL with trajectory-graph credit assignment: GRPO vs GRAFT, head to head",
+		Long: `graftrl trains a small transformer policy with RL on multi-turn text environments and compares
+advantage estimators (GRPO, GRAFT and peers).
+
+Start here: graftrl train --config configs/quickstart.yaml trains GRPO on a 5×5 maze in about
+a minute (README.md; every command in docs/usage.md). graftrl COMMAND --help shows a command's
+flags and examples.`,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -128,17 +134,20 @@ func run(args []string) int {
 
 // exitStatus maps a command's error to the process's exit status: 0 for none, exitConfig for
 // refused input (configuration and usage errors, an unknown backend name, an input file over its
-// size limit), exitInterrupted for a clean stop on a signal, exitError for the rest (among them
-// a valid backend this machine cannot load: a missing or broken plugin, no GPU). The CLI
-// tests read statuses through it too, so the two cannot drift apart.
+// size limit, a run directory that cannot take the run: in use by another process, holding
+// another run, resumed with another config or a shorter length), exitInterrupted for a clean
+// stop on a signal, exitError for the rest (among them a valid backend this machine cannot load:
+// a missing or broken plugin, no GPU). The CLI tests read statuses through it too, so the two
+// cannot drift apart.
 func exitStatus(err error) int {
 	if err == nil {
 		return 0
 	}
 	var ce *trainer.ConfigError
+	var de *trainer.DirError
 	var ue *usageError
 	switch {
-	case errors.As(err, &ce) || errors.As(err, &ue) || errors.Is(err, policy.ErrUnknownBackend) || errors.Is(err, limits.ErrTooLarge):
+	case errors.As(err, &ce) || errors.As(err, &de) || errors.As(err, &ue) || errors.Is(err, policy.ErrUnknownBackend) || errors.Is(err, limits.ErrTooLarge):
 		return exitConfig
 	case errors.Is(err, trainer.ErrInterrupted):
 		return exitInterrupted

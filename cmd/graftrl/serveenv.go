@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +49,12 @@ the stateless POST /reset and /step. --set gives env options as in the env secti
 (--set size=6 --set traps=2). The server listens on loopback unless --allow-remote is given; with
 --token (or $` + tokenEnvVar + `) every route but /health needs "Authorization: Bearer <token>".
 It runs until interrupted.`,
+		Example: `  # the maze on loopback, OpenEnv's usual port; then train on it with env: {name: openenv, url: ws://127.0.0.1:8000}
+  graftrl serve-env --env maze
+  # a 7×7 maze on another port, room for 128 sessions
+  graftrl serve-env --env maze --set size=7 --addr 127.0.0.1:8765 --max-sessions 128
+  # reachable from other machines, behind a bearer token taken from the environment
+  GRAFTRL_SERVE_TOKEN=change-me graftrl serve-env --env sokoban --addr 0.0.0.0:8000 --allow-remote`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := o.serverOptions()
@@ -80,6 +88,9 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 	if o.maxSessions < 1 || o.maxMessageBytes < 256 || o.idleTimeout < 0 || o.callTimeout < 0 || o.bodyTimeout < 0 {
 		return openenv.ServerOptions{}, &usageError{"serve-env: --max-sessions must be >= 1, --max-message-bytes >= 256, and timeouts >= 0"}
 	}
+	if err := checkListenAddr(o.addr); err != nil {
+		return openenv.ServerOptions{}, err
+	}
 	if o.maxConnections != 0 && o.maxConnections < o.maxSessions {
 		return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --max-connections %d is below --max-sessions %d (each session holds a connection)", o.maxConnections, o.maxSessions)}
 	}
@@ -112,6 +123,21 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 	return openenv.ServerOptions{Env: o.env, EnvOptions: envOpts, Addr: o.addr, AllowRemote: o.allowRemote,
 		MaxSessions: o.maxSessions, Token: token, IdleTimeout: never(o.idleTimeout), CallTimeout: never(o.callTimeout),
 		MaxMessageBytes: o.maxMessageBytes, BodyTimeout: never(o.bodyTimeout), MaxConnections: o.maxConnections}, nil
+}
+
+// checkListenAddr refuses a --addr that no listener could take (a usage error, exit status 2):
+// it must be host:port with a port from 0 to 65535. Whether the port is free is the machine's
+// business (exit status 1).
+func checkListenAddr(addr string) error {
+	const allowed = "allowed: host:port with a port from 0 to 65535, 0 picking a free one; e.g. 127.0.0.1:8000"
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return &usageError{fmt.Sprintf("serve-env: --addr %q is not host:port (%s)", addr, allowed)}
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err != nil || n > 65535 {
+		return &usageError{fmt.Sprintf("serve-env: --addr %q: port %q is out of range (%s)", addr, port, allowed)}
+	}
+	return nil
 }
 
 // serveEnvRun serves until ctx is done or the process is interrupted.

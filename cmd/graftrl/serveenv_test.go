@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,5 +115,28 @@ func TestServeEnvLimitFlags(t *testing.T) {
 	_, _, err := cliErr(t, "serve-env", "--env", "maze", "--max-sessions", "4", "--max-connections", "3")
 	if exitStatus(err) != 2 || !strings.Contains(fmt.Sprint(err), "--max-connections 3 is below --max-sessions 4") {
 		t.Errorf("--max-connections below --max-sessions: status %d, %v", exitStatus(err), err)
+	}
+}
+
+// A listen address no listener could take is refused input (status 2), naming the flag and what
+// is allowed; a port another process holds is the machine's fault (status 1).
+func TestServeEnvBadAddr(t *testing.T) {
+	for _, tc := range []struct{ addr, want string }{
+		{"127.0.0.1:99999", `--addr "127.0.0.1:99999": port "99999" is out of range`},
+		{"127.0.0.1:-1", `port "-1" is out of range`},
+		{"127.0.0.1", `--addr "127.0.0.1" is not host:port`},
+	} {
+		_, _, err := cliErr(t, "serve-env", "--env", "maze", "--addr", tc.addr)
+		if exitStatus(err) != exitConfig || !strings.Contains(fmt.Sprint(err), tc.want) || !strings.Contains(fmt.Sprint(err), "a port from 0 to 65535") {
+			t.Errorf("--addr %s: status %d, %v; want 2 mentioning %q", tc.addr, exitStatus(err), err, tc.want)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, _, err := cliErr(t, "serve-env", "--env", "maze", "--addr", ln.Addr().String()); exitStatus(err) != exitError || !strings.Contains(fmt.Sprint(err), "address already in use") {
+		t.Errorf("--addr of a port in use: status %d, %v; want 1", exitStatus(err), err)
 	}
 }

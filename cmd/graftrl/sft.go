@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,8 +30,15 @@ steps, batch and learning rate (configs/README.md, sft).
 
 The result is a folder (policy/, vocab.txt, sft.json), by default the one graftrl train uses for
 the same config and seed (<out_dir>/sft/<env>-seed<seed>-<key>), so a later train starts from it
-without computing it again. Start any run from it with --set policy.init=DIR.`,
-		Args: cobra.NoArgs,
+without computing it again. Start any run from it with --set policy.init=DIR. One process at
+a time computes a warm start: a second one is refused at once, naming the first.`,
+		Example: `  # the warm start keydoor's training config uses (under runs/sft/)
+  graftrl sft --config configs/envs/keydoor.yaml
+
+  # another seed, into a folder of its own; then train from it
+  graftrl sft --config configs/envs/keydoor.yaml --seed 2 --out warm/keydoor-2
+  graftrl train --config configs/envs/keydoor.yaml --seed 2 --set sft.demos=0 --set policy.init=warm/keydoor-2`,
+		Args: flagNotArg("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.train.config == "" {
 				return &usageError{"sft: --config FILE is required"}
@@ -74,12 +80,8 @@ func sftRun(o *sftOptions, stdout io.Writer) error {
 		}
 	}
 	rep, err := trainer.RunSFT(cfg, dir, trainer.Options{Out: o.train.out, Progress: o.train.progress, Quiet: o.train.quiet})
-	var ce *trainer.ConfigError
-	if errors.As(err, &ce) && ce.File == "" {
-		ce.File = file
-	}
 	if err != nil {
-		return err
+		return o.train.blame(err, file)
 	}
 	final := 0.0
 	if n := len(rep.Loss); n > 0 {

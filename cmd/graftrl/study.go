@@ -65,6 +65,11 @@ stopped, and a finished one only rewrites its report.
 
   --out DIR      the study directory (default: the config's out_dir/name)
   --report DIR   where the report goes (default: DIR/report)`,
+		Example: `  graftrl study
+  # as one Slurm job array (the command waits for it), without the audits
+  graftrl study --executor slurm --no-audit
+  # 4 local runs at a time, the study directory elsewhere
+  graftrl study --workers 4 --out /tmp/study`,
 		Args: noArgs("study"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out1, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +47,13 @@ stable names <env>-<method>-s<seed>[-key=value…] under <out_dir>/<name>/, and 
 
 --dry-run prints the runs (and, for Slurm, the batch script) without running anything.
 Then: graftrl sweep status --dir DIR, graftrl compare DIR.`,
+		Example: `  # what the sweep would train, without training anything
+  graftrl sweep --config configs/sweeps/estimators.yaml --dry-run
+  # train it on 2 local worker processes, then compare it
+  graftrl sweep --config configs/sweeps/estimators.yaml --workers 2
+  graftrl compare runs/sweeps/estimators
+  # one Slurm job array, waiting for it to finish
+  graftrl sweep --config configs/sweeps/estimators.yaml --executor slurm --wait`,
 		Args: noArgs("sweep"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.config == "" {
@@ -110,6 +119,9 @@ func sweepRun(ctx context.Context, o *sweepOptions) error {
 		return &usageError{"sweep: --wait applies to the slurm executor (the local executor always waits)"}
 	}
 	if o.dryRun {
+		if _, err := os.Stat(c.Dir()); errors.Is(err, fs.ErrNotExist) {
+			return printNewPlan(ctx, o.out, c, o.binary)
+		}
 		m, err := c.Plan()
 		if err != nil {
 			return err
@@ -132,7 +144,8 @@ func sweepRun(ctx context.Context, o *sweepOptions) error {
 	return err
 }
 
-// printPlan is the dry run: the runs with their state and overrides, and what would be run.
+// printPlan is the dry run of a sweep whose directory exists: the runs merged with its manifest,
+// with their state and overrides, and what would be run.
 func printPlan(ctx context.Context, w io.Writer, c *sweep.Config, m *sweep.Manifest, binary string) error {
 	dir := c.Dir()
 	sts := sweep.Statuses(dir, m, m.Compare.Metric)
@@ -143,26 +156,86 @@ func printPlan(ctx context.Context, w io.Writer, c *sweep.Config, m *sweep.Manif
 		}
 	}
 	fmt.Fprintf(w, "sweep %s: %d runs in %s (executor %s); %d to run, %d finished\n", m.Name, len(m.Runs), dir, c.Executor, todo, len(m.Runs)-todo)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "index\tname\tmethod\tstate\tbudget\toverrides")
+	t := newPlanTable(w)
 	for i, r := range m.Runs {
-		budget := fmt.Sprintf("%d iterations", r.Iterations)
-		if r.EnvSteps > 0 {
-			budget = fmt.Sprintf("%d env steps (≤ %d it.)", r.EnvSteps, r.Iterations)
-		}
-		var ov []string
-		for _, s := range r.Overrides {
-			if !strings.HasPrefix(s, "name=") && !strings.HasPrefix(s, "out_dir=") {
-				ov = append(ov, s)
-			}
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Name, r.Method, sts[i].State, budget, strings.Join(ov, " "))
+		t.row(&r, sts[i].State)
 	}
-	tw.Flush()
+	t.flush()
 	if c.Executor == sweep.ExecSlurm {
 		_, err := sweep.SubmitSlurm(ctx, dir, m, sweep.SlurmOptions{Binary: binary, DryRun: true, Out: w})
 		return err
 	}
+	printLocalPlan(w, c, todo)
+	return nil
+}
+
+// printNewPlan is the dry run of a sweep whose directory does not exist yet: every run is to run,
+// so each is printed as the grid expands, and memory does not grow with the grid.
+func printNewPlan(ctx context.Context, w io.Writer, c *sweep.Config, binary string) error {
+	n, err := c.Size()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sweep %s: %d runs in %s (executor %s); %d to run, 0 finished\n", c.Name, n, c.Dir(), c.Executor, n)
+	t := newPlanTable(w)
+	err = c.Each(func(r sweep.Run) error {
+		t.row(&r, sweep.Pending)
+		if ctx.Err() != nil {
+			return fmt.Errorf("sweep %s: dry run stopped after %d of %d runs: %w", c.Name, r.Index+1, n, sweep.ErrInterrupted)
+		}
+		return nil
+	})
+	t.flush()
+	if err != nil {
+		return err
+	}
+	if c.Executor == sweep.ExecSlurm {
+		return sweep.DryRunNewSlurm(c, n, sweep.SlurmOptions{Binary: binary, Out: w})
+	}
+	printLocalPlan(w, c, n)
+	return nil
+}
+
+// planRowsPerFlush is how many rows of a dry run are aligned together: the table is written in
+// blocks, so a large sweep streams instead of waiting for its last row.
+const planRowsPerFlush = 1000
+
+// planTable writes the dry run's table of runs.
+type planTable struct {
+	tw   *tabwriter.Writer
+	rows int
+}
+
+func newPlanTable(w io.Writer) *planTable {
+	t := &planTable{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	fmt.Fprintln(t.tw, "index\tname\tmethod\tstate\tbudget\toverrides")
+	return t
+}
+
+// row writes one run: its index, name, method, state, budget and overrides (without the name
+// and out_dir the sweep sets).
+func (t *planTable) row(r *sweep.Run, state sweep.State) {
+	budget := fmt.Sprintf("%d iterations", r.Iterations)
+	if r.EnvSteps > 0 {
+		budget = fmt.Sprintf("%d env steps (≤ %d it.)", r.EnvSteps, r.Iterations)
+	}
+	var ov []string
+	for _, s := range r.Overrides {
+		if !strings.HasPrefix(s, "name=") && !strings.HasPrefix(s, "out_dir=") {
+			ov = append(ov, s)
+		}
+	}
+	fmt.Fprintf(t.tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Name, r.Method, state, budget, strings.Join(ov, " "))
+	if t.rows++; t.rows%planRowsPerFlush == 0 {
+		t.tw.Flush()
+	}
+}
+
+func (t *planTable) flush() { t.tw.Flush() }
+
+// printLocalPlan says how the local executor would run todo runs.
+func printLocalPlan(w io.Writer, c *sweep.Config, todo int) {
+	dir := c.Dir()
 	workers := c.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
@@ -171,7 +244,6 @@ func printPlan(ctx context.Context, w io.Writer, c *sweep.Config, m *sweep.Manif
 	fmt.Fprintf(w, "would train %d run(s) on %d worker(s), GOMAXPROCS=%d each, each as:\n  graftrl train --config %s --out-dir %s   (output in %s)\n",
 		todo, workers, max(1, runtime.NumCPU()/workers), filepath.Join(dir, sweep.ConfigDir, "<run>.yaml"),
 		filepath.Join(dir, sweep.RunDir), filepath.Join(dir, sweep.LogDir, "<run>.log"))
-	return nil
 }
 
 // sweepDirOptions name a sweep by its directory or its config.
@@ -216,7 +288,9 @@ func newSweepRunOneCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run-one --dir SWEEP_DIR --index I",
 		Short: "Train run I of a sweep unless it is finished (what each Slurm array task runs)",
-		Args:  noArgs("sweep run-one"),
+		Example: `  # run 0 of a sweep directory written by graftrl sweep (indices: graftrl sweep status)
+  graftrl sweep run-one --dir runs/sweeps/estimators --index 0`,
+		Args: noArgs("sweep run-one"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := intFlagAtLeast(cmd, "index", 0, "0..runs−1"); err != nil {
 				return err
@@ -269,7 +343,10 @@ func newSweepStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status --dir SWEEP_DIR | --config FILE",
 		Short: "Show each run's state (from the run directories, and squeue for Slurm sweeps)",
-		Args:  noArgs("sweep status"),
+		Example: `  graftrl sweep status --dir runs/sweeps/estimators
+  # the same sweep named by its config, showing held-out success
+  graftrl sweep status --config configs/sweeps/estimators.yaml --metric eval/heldout/success`,
+		Args: noArgs("sweep status"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = cmd.OutOrStdout()
 			return sweepStatus(cmd.Context(), o)

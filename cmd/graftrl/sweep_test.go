@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/graftrl/graftrl/rundir"
+	"github.com/graftrl/graftrl/sweep"
 )
 
 // cli runs graftrl's command tree in process and returns stdout, stderr and the exit status
@@ -299,4 +303,103 @@ func TestSweepBinaryInterruptAndRerun(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(sd, "runs", "maze-grpo-s1-iterations=60", rundir.SummaryFile)); err != nil || !strings.Contains(string(data), `"iterations": 60,`) {
 		t.Errorf("the interrupted run did not finish on the rerun: %s %v", data, err)
 	}
+}
+
+// gridOf is a sweep config over tiny.yaml whose grid has an axis of the given length per key
+// (values 1..n).
+func gridOf(lens ...int) string {
+	keys := []string{"seed", "optim.lr", "update.entropy_coef", "update.clip", "tasks.train", "tasks.group_size", "rollout.temperature", "policy.d_model"}
+	var b strings.Builder
+	b.WriteString("name: big\nbase: tiny.yaml\ngrid:\n")
+	for k, n := range lens {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = strconv.Itoa(i + 1)
+		}
+		fmt.Fprintf(&b, "  %s: [%s]\n", keys[k], strings.Join(vals, ", "))
+	}
+	return b.String()
+}
+
+// A grid over the 100000-run cap is refused with status 2 naming its size, by a sweep and by a
+// dry run, before anything is printed or written: 2^64 runs (eight keys of 256 values) used to
+// read as "0 runs" and exit 0 with a sweep directory, 2^63 to panic.
+func TestSweepGridTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		lens []int
+		size string
+	}{
+		{[]int{256, 256, 256, 256, 256, 256, 256, 256}, "18446744073709551616"},
+		{[]int{256, 256, 256, 256, 256, 256, 256, 128}, "9223372036854775808"},
+	} {
+		dir := t.TempDir()
+		cfg := writeSweepFiles(t, dir, gridOf(tc.lens...))
+		for _, args := range [][]string{{"sweep", "--config", cfg}, {"sweep", "--config", cfg, "--dry-run"}} {
+			out, _, err := cliErr(t, args...)
+			want := "grid: " + tc.size + " runs (seed 256 × optim.lr 256 × "
+			if exitStatus(err) != exitConfig || err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "is more than the 100000 allowed") {
+				t.Errorf("%v: exit %d, %v; want 2 naming %q", args[3:], exitStatus(err), err, want)
+			}
+			if out != "" {
+				t.Errorf("%v: printed %q before refusing", args[3:], out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "out")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a refused grid of %s runs wrote a sweep directory (%v)", tc.size, err)
+		}
+	}
+}
+
+// A dry run of a sweep not yet written prints each block of rows as the grid expands, rather
+// than after the last run: stopped as its first block of 1000 rows comes out, it has printed
+// exactly those rows and expanded no further. Once the sweep directory exists, the dry run
+// (merged with its manifest) prints the same table.
+func TestSweepDryRunStreams(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeSweepFiles(t, dir, gridOf(1500))
+	c, err := loadSweep(cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOnTable{cancel: cancel}
+	err = printNewPlan(ctx, w, c, "")
+	if !errors.Is(err, sweep.ErrInterrupted) || !strings.Contains(err.Error(), "dry run stopped after 1000 of 1500 runs") {
+		t.Fatalf("stopped dry run: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	if len(lines) != 1002 || !strings.HasPrefix(lines[0], "sweep big: 1500 runs in ") || !strings.HasPrefix(lines[1001], "999 ") {
+		t.Errorf("%d lines printed (want the summary, the header and rows 0 to 999); first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	}
+
+	small := writeSweepFiles(t, dir, tinySweep)
+	fresh, stderr, code := cli(t, "sweep", "--config", small, "--dry-run")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr)
+	}
+	s, err := loadSweep(small, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	again, stderr, code := cli(t, "sweep", "--config", small, "--dry-run")
+	if code != 0 || again != fresh {
+		t.Errorf("dry run of the written sweep (exit %d, %s):\n%s\nwant the fresh one's:\n%s", code, stderr, again, fresh)
+	}
+}
+
+// cancelOnTable collects a dry run's output and cancels it when the table's first block arrives.
+type cancelOnTable struct {
+	bytes.Buffer
+	cancel func()
+}
+
+func (w *cancelOnTable) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte("index")) {
+		w.cancel()
+	}
+	return w.Buffer.Write(p)
 }

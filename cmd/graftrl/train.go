@@ -36,6 +36,11 @@ type trainOptions struct {
 	progress   bool
 	// set names the flags given on the command line: a flag left out leaves the config's value.
 	set map[string]bool
+	// applied are the overrides loadConfig applied, and flagOf the flag as given for those that
+	// a shorthand flag or --resume made (estimator=graft: --estimator graft), so that an error
+	// an override brings names the flag the user typed.
+	applied []string
+	flagOf  map[string]string
 }
 
 func newTrainCmd() *cobra.Command {
@@ -48,8 +53,24 @@ func newTrainCmd() *cobra.Command {
 Flags override the file: --set key.path=value (repeatable), and shorthands --estimator,
 --backend, --seed, --iterations, --name, --out-dir. --estimator replaces the estimator
 section (its options return to defaults; add --set estimator.KEY=VALUE after it) and, unless
---name is given, appends the estimator to the run name.`,
-		Args: cobra.NoArgs,
+--name is given, appends the estimator to the run name.
+
+--resume DIR continues the run in DIR from its newest valid checkpoint; a run that already
+reached its length is left as it is ("already finished"), and a larger --set iterations=N
+extends it. One process at a time trains a run directory: a second one is refused at once.`,
+		Example: `  # the quickstart: GRPO on a 5×5 maze, written to runs/quickstart/
+  graftrl train --config configs/quickstart.yaml
+
+  # another estimator and seed (the run goes to runs/quickstart-graft/)
+  graftrl train --config configs/quickstart.yaml --estimator graft --seed 2
+
+  # any config key, here a shorter run under another name
+  graftrl train --config configs/quickstart.yaml --set iterations=20 --name short
+
+  # continue an interrupted run; extend a finished one to 120 iterations
+  graftrl train --resume runs/quickstart
+  graftrl train --resume runs/quickstart --set iterations=120`,
+		Args: flagNotArg("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.config == "" && o.resume == "" {
 				return &usageError{"train: --config FILE is required (or --resume runs/NAME)"}
@@ -97,34 +118,54 @@ func (o *trainOptions) check() error {
 	return nil
 }
 
-// overrides turns the shorthand flags into --set overrides, applied before the explicit ones.
+// overrides turns the shorthand flags into --set overrides, applied before the explicit ones,
+// and records which flag made each (flagOf).
 func (o *trainOptions) overrides(cfgName string) []string {
 	var out []string
+	o.flagOf = map[string]string{}
+	add := func(override, flag string) {
+		out = append(out, override)
+		o.flagOf[override] = flag
+	}
 	if o.estimator != "" {
-		out = append(out, "estimator="+o.estimator)
+		add("estimator="+o.estimator, "--estimator "+o.estimator)
 		if o.name == "" && cfgName != "" {
-			out = append(out, "name="+cfgName+"-"+o.estimator)
+			add("name="+cfgName+"-"+o.estimator, "--estimator "+o.estimator)
 		}
 	}
 	if o.backend != "" {
-		out = append(out, "backend="+o.backend)
+		add("backend="+o.backend, "--backend "+o.backend)
 	}
 	if o.name != "" {
-		out = append(out, "name="+o.name)
+		add("name="+o.name, "--name "+o.name)
 	}
 	if o.set["seed"] {
-		out = append(out, "seed="+strconv.FormatInt(o.seed, 10))
+		add("seed="+strconv.FormatInt(o.seed, 10), "--seed "+strconv.FormatInt(o.seed, 10))
 	}
 	if o.set["iterations"] {
-		out = append(out, "iterations="+strconv.Itoa(o.iterations))
+		add("iterations="+strconv.Itoa(o.iterations), "--iterations "+strconv.Itoa(o.iterations))
 	}
 	if o.set["save-batches"] {
-		out = append(out, "save_batches="+strconv.Itoa(o.saveBatch))
+		add("save_batches="+strconv.Itoa(o.saveBatch), "--save-batches "+strconv.Itoa(o.saveBatch))
 	}
 	if o.outDir != "" {
-		out = append(out, "out_dir="+o.outDir)
+		add("out_dir="+o.outDir, "--out-dir "+o.outDir)
 	}
 	return append(out, o.sets...)
+}
+
+// blame makes a config error say where it comes from: the flag as given (--set key=value,
+// --estimator ppo, --resume DIR) when an override brought it, else the config file.
+func (o *trainOptions) blame(err error, file string) error {
+	var ce *trainer.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	ce.Blame(file, o.applied)
+	if flag, ok := o.flagOf[strings.TrimPrefix(ce.Flag, "--set ")]; ok && ce.Flag != "" {
+		ce.Flag = flag
+	}
+	return err
 }
 
 func trainRun(ctx context.Context, o *trainOptions) error {
@@ -142,25 +183,57 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 		os.Exit(exitKilled)
 	})
 	defer stop()
+	// Every refusal (the run directory's lock, a run already there, a resume config that
+	// differs, a policy.max_len too short for the env) comes from New, before any work and
+	// before the line that says training starts.
 	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet, InstallPlugin: o.install,
 		Resume: o.resume != ""})
-	var ce *trainer.ConfigError
-	if errors.As(err, &ce) && ce.File == "" {
-		ce.File = file // what only the env can tell (a remote env's server) is checked here
-	}
 	if err != nil {
-		return err
+		return o.blame(err, file) // what only the env can tell (a remote env's server) is checked here
 	}
 	defer t.Close()
-	fmt.Fprintf(o.out, "graftrl: training %s on %s with %s (%d iterations) → %s\n", cfg.Name, cfg.Env.Name,
-		cfg.Estimator.Name, cfg.Iterations, t.Dir())
+	if t.Finished() {
+		s, err := t.Run(ctx)
+		if err != nil {
+			return err
+		}
+		hint := ""
+		if s.Iterations >= cfg.Iterations {
+			hint = " (a larger --set iterations=N extends it)"
+		}
+		fmt.Fprintf(o.out, "graftrl: %s already finished (%s, %d env steps; %s): nothing to do%s\n",
+			t.Dir(), iterations(s.Iterations), s.EnvSteps, trainer.EvalSummary(s.Final), hint)
+		return nil
+	}
+	fmt.Fprintf(o.out, "graftrl: training %s on %s with %s (%s) → %s\n", cfg.Name, cfg.Env.Name,
+		cfg.Estimator.Name, iterations(cfg.Iterations), t.Dir())
 	s, err := t.Run(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "graftrl: done in %.0fs: %d iterations, %d env steps; %s\n", s.Seconds, s.Iterations, s.EnvSteps,
+	fmt.Fprintf(o.out, "graftrl: done in %.0fs: %s, %d env steps; %s\n", s.Seconds, iterations(s.Iterations), s.EnvSteps,
 		trainer.EvalSummary(s.Final))
 	return nil
+}
+
+// iterations is "1 iteration" or "N iterations".
+func iterations(n int) string {
+	if n == 1 {
+		return "1 iteration"
+	}
+	return strconv.Itoa(n) + " iterations"
+}
+
+// flagNotArg refuses positional arguments, suggesting the flag that takes one (graftrl train
+// configs/x.yaml: did you mean --config configs/x.yaml?).
+func flagNotArg(flag string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q; did you mean %s %s? (usage: %s)",
+			cmd.CommandPath(), args[0], flag, args[0], cmd.UseLine())}
+	}
 }
 
 // loadConfig reads the config: from --config, or, for --resume DIR without --config, the run's
@@ -192,12 +265,20 @@ func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
 			names = append(names, kv)
 		}
 	}
+	o.applied = names
 	base, err := trainer.LoadUnvalidated(path, names)
 	if err != nil {
-		return trainer.Config{}, "", err
+		return trainer.Config{}, "", o.blame(err, path)
 	}
-	cfg, err := trainer.Load(path, append(o.overrides(base.Name), where...))
-	return cfg, path, err
+	o.applied = append(o.overrides(base.Name), where...)
+	for _, w := range where {
+		o.flagOf[w] = "--resume " + o.resume
+	}
+	cfg, err := trainer.Load(path, o.applied)
+	if err != nil {
+		return trainer.Config{}, "", o.blame(err, path)
+	}
+	return cfg, path, nil
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

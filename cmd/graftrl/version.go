@@ -46,7 +46,9 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print graftrl's version and the commit it was built from",
-		Args:  cobra.NoArgs,
+		Example: `  graftrl version
+  graftrl --version`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "graftrl "+versionString())
 			return err

@@ -384,6 +384,11 @@ func (f *FrozenLake) Clone() envs.Env {
 	return &c
 }
 
+// Legend says what Render's symbols mean (envs.Legender).
+func (f *FrozenLake) Legend() string {
+	return "'@' agent, 'S' start, 'G' goal, 'H' hole, '.' ice; rows r0…, columns 0…"
+}
+
 // Render draws the lake for people, one row per line under a header of column numbers: '@' agent,
 // 'S' start, 'G' goal, 'H' hole, '.' ice. Before the first Reset of a generated lake there is nothing
 // to draw and it returns "".

@@ -268,6 +268,11 @@ func (k *KeyDoor) Clone() envs.Env {
 	return &c
 }
 
+// Legend says what Render's symbols mean (envs.Legender).
+func (k *KeyDoor) Legend() string {
+	return "'@' agent ('&' while it holds the key), 'S' start, 'K' key, 'D' door, 'G' goal, '#' wall, '.' open; rows r0…, columns 0…"
+}
+
 // Render draws the grid for people, one row per line under a header of column numbers: '@' agent
 // (shown as '&' while it holds the key), 'S' start, 'K' key (until picked up), 'D' door, 'G' goal,
 // '#' wall, '.' open. Before the first Reset of a generated layout there is nothing to draw and it

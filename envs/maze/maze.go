@@ -268,6 +268,11 @@ func (m *Maze) Clone() envs.Env {
 	return &c
 }
 
+// Legend says what Render's symbols mean (envs.Legender).
+func (m *Maze) Legend() string {
+	return "'@' agent, 'S' start, 'G' goal, '#' wall, 'T' trap, '.' open; rows r0…, columns 0…"
+}
+
 // Render draws the maze for people, one row per line under a header of column numbers:
 // '@' agent, 'S' start, 'G' goal, '#' wall, 'T' trap, '.' open. Before the first Reset of a
 // generated maze there is nothing to draw and it returns "".

@@ -443,7 +443,9 @@ func writeDetail(w http.ResponseWriter, status int, detail any) {
 
 // serveWS runs one WebSocket session: a slot, a fresh env, then one reply per message in order.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	conn, err := websocket.Accept(w, r, nil)
+	// The guard refuses a frame over the message cap at its header and bounds a stalled frame by
+	// the body timeout; the library's read limit stays as a second check.
+	conn, err := websocket.Accept(&guardedWriter{ResponseWriter: w, limit: s.maxBytes, timeout: s.bodyTimeout}, r, nil)
 	if err != nil {
 		s.log.Debug("openenv: websocket handshake failed", "remote", r.RemoteAddr, "err", err)
 		return
@@ -466,12 +468,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Debug("openenv: session opened", "remote", r.RemoteAddr, "active", active)
-	handshake := ss.serve(conn)
+	code, reason := ss.serve(conn)
 	ss.close()
 	s.release(conn)
-	s.log.Debug("openenv: session closed", "remote", r.RemoteAddr, "steps", ss.stepCount)
-	if handshake {
-		conn.Close(websocket.StatusNormalClosure, "")
+	s.log.Debug("openenv: session closed", "remote", r.RemoteAddr, "steps", ss.stepCount, "status", code, "reason", reason)
+	if code != 0 {
+		conn.Close(code, reason)
 	}
 }
 

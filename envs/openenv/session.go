@@ -11,7 +11,9 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -39,22 +41,32 @@ type session struct {
 }
 
 // serve replies to the messages of conn in order until the client closes the session, it idles
-// past the idle timeout, or the server closes. It returns whether the session should end with a
-// close handshake (after a close message or a SESSION_ERROR), which the caller performs after
-// releasing the session's slot: the handshake may wait for a peer that does not read.
-func (ss *session) serve(conn *websocket.Conn) (handshake bool) {
+// past the idle timeout, or the server closes. It returns the status of the close handshake the
+// session should end with (0 for none), which the caller performs after releasing the session's
+// slot, since the handshake may wait for a peer that does not read: 1000 after a close message
+// or a SESSION_ERROR, 1009 for a frame that declares a message over the size limit, 1008 for a
+// frame that stalls past the body timeout, 1007 for a text message that is not valid UTF-8.
+func (ss *session) serve(conn *websocket.Conn) (code websocket.StatusCode, reason string) {
 	var idle *time.Timer
 	if d := ss.srv.idle; d > 0 {
 		idle = time.AfterFunc(d, func() { conn.Close(websocket.StatusPolicyViolation, "idle timeout") })
 		defer idle.Stop()
 	}
 	for {
-		_, raw, err := conn.Read(ss.srv.ctx)
-		if err != nil {
-			return false
+		typ, raw, err := conn.Read(ss.srv.ctx)
+		switch {
+		case errors.Is(err, errMessageTooBig):
+			return websocket.StatusMessageTooBig, fmt.Sprintf("message over the %d-byte limit", ss.srv.maxBytes)
+		case errors.Is(err, errFrameStalled):
+			return websocket.StatusPolicyViolation, fmt.Sprintf("frame not received within %s", ss.srv.bodyTimeout)
+		case err != nil:
+			return 0, ""
 		}
 		if idle != nil && !idle.Stop() {
-			return false // the idle timeout fired first
+			return 0, "" // the idle timeout fired first
+		}
+		if typ == websocket.MessageText && !utf8.Valid(raw) {
+			return websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8"
 		}
 		reply, closeAfter := ss.handle(raw)
 		if reply != nil {
@@ -62,11 +74,11 @@ func (ss *session) serve(conn *websocket.Conn) (handshake bool) {
 			err := conn.Write(ctx, websocket.MessageText, reply)
 			cancel()
 			if err != nil {
-				return false
+				return 0, ""
 			}
 		}
 		if closeAfter {
-			return true
+			return websocket.StatusNormalClosure, ""
 		}
 		if idle != nil {
 			idle.Reset(ss.srv.idle)
@@ -104,7 +116,7 @@ func (ss *session) handle(raw []byte) (reply []byte, closeAfter bool) {
 	if err := json.Unmarshal(raw, &msg); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return errorMessage(CodeInvalidJSON, "Invalid JSON: "+err.Error(), nil), false
+			return errorMessage(CodeInvalidJSON, "Invalid JSON: "+syntaxMessage(raw, syn), nil), false
 		}
 	}
 	if msg == nil {
@@ -243,11 +255,31 @@ func decodeObject(raw []byte, dst *map[string]json.RawMessage, loc ...any) []fie
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return []fieldError{{Type: "json_invalid", Loc: append(slices.Clone(loc), syn.Offset), Msg: "JSON decode error: " + err.Error()}}
+		return []fieldError{{Type: "json_invalid", Loc: append(slices.Clone(loc), syn.Offset), Msg: "JSON decode error: " + syntaxMessage(raw, syn)}}
 	case err != nil || *dst == nil:
 		return []fieldError{{Type: "dict_type", Loc: append([]any{}, loc...), Msg: "Input should be a valid dictionary", Input: inputOf(raw)}}
 	}
 	return nil
+}
+
+// syntaxMessage is a JSON syntax error's message with the offending character read as UTF-8:
+// encoding/json quotes the byte alone, so that é (bytes C3 A9) would read 'Ã'. A byte that does
+// not start a valid UTF-8 character is shown as '\xNN'.
+func syntaxMessage(raw []byte, syn *json.SyntaxError) string {
+	msg := syn.Error()
+	i := int(syn.Offset) - 1
+	if i < 0 || i >= len(raw) || raw[i] < utf8.RuneSelf {
+		return msg
+	}
+	latin1 := strconv.Quote(string(rune(raw[i])))
+	asByte := "'" + latin1[1:len(latin1)-1] + "'"
+	r, size := utf8.DecodeRune(raw[i:])
+	char := fmt.Sprintf(`'\x%02X'`, raw[i])
+	if r != utf8.RuneError || size > 1 {
+		q := strconv.Quote(string(r))
+		char = "'" + q[1:len(q)-1] + "'"
+	}
+	return strings.Replace(msg, "invalid character "+asByte, "invalid character "+char, 1)
 }
 
 // inputOf echoes a small offending value in an error (pydantic's "input"); large ones are left out.
@@ -262,7 +294,11 @@ func inputOf(raw []byte) json.RawMessage {
 func shorten(s string) string {
 	const limit = 64
 	if len(s) > limit {
-		return s[:limit] + "…"
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // not inside a character
+		}
+		return s[:cut] + "…"
 	}
 	return s
 }

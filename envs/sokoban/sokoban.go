@@ -331,6 +331,11 @@ func (s *Sokoban) Clone() envs.Env {
 	return &c
 }
 
+// Legend says what Render's symbols mean (envs.Legender).
+func (s *Sokoban) Legend() string {
+	return "'#' wall, '@' player ('+' on a target), '$' box ('*' on a target), '.' target, '-' floor; rows r0…, columns 0…"
+}
+
 // Render draws the room for people in the usual Sokoban notation, one row per line under a header
 // of column numbers: '#' wall, '@' player ('+' on a target), '$' box ('*' on a target), '.' target,
 // '-' floor. Before the first Reset of a generated room there is nothing to draw and it returns "".
