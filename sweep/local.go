@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -89,14 +90,14 @@ func (l *Launcher) binary() (string, error) {
 // logs/<run>.log. Cancelling ctx sends SIGINT to the training process (it stops after its
 // current iteration), and SIGKILL after the grace period.
 func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (outcome, error) {
-	lock, err := tryLock(filepath.Join(dir, StateDir, r.Name+".lock"))
-	if errors.Is(err, errLocked) {
+	release, err := rundir.TryLock(filepath.Join(dir, StateDir, r.Name+".lock"))
+	if errors.Is(err, rundir.ErrLocked) {
 		return outBusy, nil
 	}
 	if err != nil {
 		return outFailed, fmt.Errorf("run %s: lock: %w", r.Name, err)
 	}
-	defer lock.Close()
+	defer release()
 	if Check(dir, r, l.Metric).State == Finished {
 		return outSkipped, nil
 	}

@@ -180,11 +180,11 @@ func TestRunLocalBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := tryLock(filepath.Join(c.Dir(), StateDir, "maze-grpo-s2.lock"))
+	release, err := rundir.TryLock(filepath.Join(c.Dir(), StateDir, "maze-grpo-s2.lock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Close()
+	defer release()
 	res, err := RunLocal(context.Background(), c.Dir(), m, LocalOptions{Workers: 2, Launcher: fakeLauncher(t)})
 	if err == nil || !strings.Contains(err.Error(), "being trained by another process (maze-grpo-s2)") || res.Done != 1 {
 		t.Errorf("%+v, %v", res, err)

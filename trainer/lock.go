@@ -2,9 +2,8 @@ package trainer
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/graftrl/graftrl/rundir"
 )
 
 // DirError is a run directory, or a warm start's folder, that cannot take the work asked of it:
@@ -26,31 +25,11 @@ func (e *DirError) Error() string { return e.Msg }
 // lockedError is the refusal of a directory whose lock file path another process holds; what
 // names the directory and the work.
 func lockedError(dir, path, what string) *DirError {
-	pid := lockHolder(path)
+	pid := rundir.LockHolder(path)
 	holder := "another process"
 	if pid > 0 {
 		holder = fmt.Sprintf("another process (PID %d)", pid)
 	}
 	return &DirError{Dir: dir, PID: pid, Msg: fmt.Sprintf("%s is in use: %s holds its lock %s; wait for it to finish, or stop it",
 		what, holder, path)}
-}
-
-// lockHolder reads the PID a lock's holder wrote into the lock file (0 when there is none).
-func lockHolder(path string) int {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid < 1 {
-		return 0
-	}
-	return pid
-}
-
-// writeHolder records this process's PID in the lock file f it holds.
-func writeHolder(f *os.File) {
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
 }

@@ -109,8 +109,8 @@ func (t *Trainer) claim() error {
 		return notWritable(err)
 	}
 	lock := filepath.Join(t.dir, rundir.LockFile)
-	release, err := tryLockFile(lock)
-	if errors.Is(err, errHeld) {
+	release, err := rundir.TryLock(lock)
+	if errors.Is(err, rundir.ErrLocked) {
 		return lockedError(t.dir, lock, "run directory "+t.dir)
 	}
 	if err != nil {

@@ -110,8 +110,8 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s cannot be written: %v", dir, err)}
 	}
 	lock := dir + ".lock"
-	unlock, err := tryLockFile(lock)
-	if errors.Is(err, errHeld) {
+	unlock, err := rundir.TryLock(lock)
+	if errors.Is(err, rundir.ErrLocked) {
 		return nil, lockedError(dir, lock, "warm start "+dir)
 	}
 	if err != nil {
@@ -315,7 +315,7 @@ func EnsureWarmStart(cfg Config, opts Options) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("sft: %w", err)
 	}
-	unlock, err := lockFile(dir + ".lock")
+	unlock, err := rundir.Lock(dir + ".lock")
 	if err != nil {
 		return "", fmt.Errorf("sft: %w", err)
 	}
