@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/tokens"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // Variant is one estimator configuration the audit compares: a registered estimator
@@ -164,14 +164,14 @@ func Run(s Setup, o Options) (*Result, error) {
 	if seeded && !reseedable {
 		return nil, fmt.Errorf("audit: env %s is stochastic (it takes episode seeds) but cannot reseed its random stream mid-episode (ReseedSlips): continuations from one step would all draw the same randomness", s.Env)
 	}
-	estimators := make([]trainer.Estimator, len(o.Variants))
+	estimators := make([]advantage.Estimator, len(o.Variants))
 	labels := map[string]bool{}
 	for k, v := range o.Variants {
 		if labels[v.Label] || v.Label == "" {
 			return nil, fmt.Errorf("audit: estimator label %q is empty or repeated", v.Label)
 		}
 		labels[v.Label] = true
-		if estimators[k], err = trainer.NewEstimator(v.Name, v.Options); err != nil {
+		if estimators[k], err = advantage.New(v.Name, v.Options); err != nil {
 			return nil, fmt.Errorf("audit: %s: %w", v.Label, err)
 		}
 	}

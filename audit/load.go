@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
@@ -23,7 +24,7 @@ type Source struct {
 	// Dir is the run directory.
 	Dir string
 	// Config is the run's recorded config (config.yaml).
-	Config trainer.Config
+	Config config.Config
 
 	vocab *tokens.Vocab
 	pol   *policy.Policy
@@ -35,12 +36,12 @@ type Source struct {
 // the weights, and samples them with the pure-Go host inference path). No trainer is set up and
 // nothing is written into the run directory.
 func Open(runDir string) (*Source, error) {
-	cfg, err := trainer.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Backend, cfg.Policy.Devices = "go", 0
-	info, err := cfg.ProbeEnv()
+	info, err := trainer.ProbeEnv(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func Open(runDir string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy.New(backend, cfg.PolicyOptions(info))
+	pol, err := policy.New(backend, trainer.PolicyOptions(&cfg, info))
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,13 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/graftrl/graftrl/compare"
+	"github.com/graftrl/graftrl/internal/plotstyle"
 )
 
-// newPlot is a panel of the audit's figures, in compare's style with smaller text.
+// newPlot is a panel of the audit's figures: the figures' style (plotstyle), with smaller text
+// than the comparison report's.
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	return compare.NewPanel(title, xlabel, ylabel, compare.PanelText{Title: 11, TitlePad: vg.Points(5), Label: 10, Tick: 9})
+	return plotstyle.NewPanel(title, xlabel, ylabel, plotstyle.PanelText{Title: 11, TitlePad: vg.Points(5), Label: 10, Tick: 9})
 }
 
 func fmtShort(v Num) string {
@@ -28,7 +29,7 @@ func fmtShort(v Num) string {
 // ScatterFigure draws, for each estimator, its scale-matched advantage c·Â of every audited
 // step against the step's true advantage A = Q − V, coloured by the trajectory's result, with
 // the diagonal y = x: an unbiased estimator's points straddle it.
-func ScatterFigure(r *Result) (*compare.Figure, error) {
+func ScatterFigure(r *Result) (*plotstyle.Figure, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	grow := func(v float64) {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -73,7 +74,7 @@ func ScatterFigure(r *Result) (*compare.Figure, error) {
 			series[k] = append(series[k], plotter.XY{X: float64(s.A), Y: float64(m.Scale) * s.Est[e]})
 		}
 		names := [2]string{"step of a failed trajectory", "step of a successful trajectory"}
-		cs := [2]color.NRGBA{compare.Colour(1), compare.Colour(0)}
+		cs := [2]color.NRGBA{plotstyle.Colour(1), plotstyle.Colour(0)}
 		var scatters [2]*plotter.Scatter
 		for k := range series {
 			sc, err := plotter.NewScatter(series[k])
@@ -88,7 +89,7 @@ func ScatterFigure(r *Result) (*compare.Figure, error) {
 		}
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 		if legend == nil {
-			legend = compare.NewLegend()
+			legend = plotstyle.NewLegend()
 			legend.Add(names[1], scatters[1])
 			legend.Add(names[0], scatters[0])
 			legend.Add("y = x", diag)
@@ -102,12 +103,12 @@ func ScatterFigure(r *Result) (*compare.Figure, error) {
 	h := vg.Points(200)*vg.Length(len(panels)) + vg.Points(30)
 	title := fmt.Sprintf("Advantage audit, %s, iteration %d: %d steps, Q and V from %d continuations each; r, ρ weighted to the batch",
 		r.Env, r.Iter, len(r.Steps), r.Settings.MC)
-	return &compare.Figure{Width: w, Height: h, Title: title, Panels: panels, Legend: legend}, nil
+	return &plotstyle.Figure{Width: w, Height: h, Title: title, Panels: panels, Legend: legend}, nil
 }
 
 // CheckpointsFigure draws each estimator's Pearson r, Spearman ρ, sign agreement and NMSE
 // against the truth over the audited checkpoints (results in iteration order).
-func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
+func CheckpointsFigure(results []*Result) (*plotstyle.Figure, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("audit: no results to plot")
 	}
@@ -147,7 +148,7 @@ func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
 			}
 		}
 	}
-	legend := compare.NewLegend()
+	legend := plotstyle.NewLegend()
 	var row []*plot.Plot
 	for si, st := range stats {
 		p := newPlot(st.title, "training iteration", "")
@@ -170,12 +171,12 @@ func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			l.Color = compare.Colour(e)
+			l.Color = plotstyle.Colour(e)
 			l.Width = vg.Points(1.4)
-			if e >= compare.NumColours/2 {
+			if e >= plotstyle.NumColours/2 {
 				l.Dashes = []vg.Length{vg.Points(5), vg.Points(2.5)}
 			}
-			sc.Color = compare.Colour(e)
+			sc.Color = plotstyle.Colour(e)
 			sc.Radius = vg.Points(2)
 			sc.Shape = glyph(e)
 			p.Add(l, sc)
@@ -186,7 +187,7 @@ func CheckpointsFigure(results []*Result) (*compare.Figure, error) {
 		row = append(row, p)
 	}
 	panels := [][]*plot.Plot{row[:2], row[2:]}
-	return &compare.Figure{Width: vg.Points(640), Height: vg.Points(470), Panels: panels, Legend: legend,
+	return &plotstyle.Figure{Width: vg.Points(640), Height: vg.Points(470), Panels: panels, Legend: legend,
 		Title: fmt.Sprintf("Advantage audit over training checkpoints, %s", results[0].Env)}, nil
 }
 

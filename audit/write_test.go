@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	_ "github.com/graftrl/graftrl/envs/all"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
@@ -104,7 +105,7 @@ eval: {every: 1, at_start: false}
 checkpoint: {every: 1, keep_last: 5}
 `
 	root := t.TempDir()
-	cfg, err := trainer.Parse("tiny.yaml", []byte(tiny), []string{"out_dir=" + root})
+	cfg, err := config.Parse("tiny.yaml", []byte(tiny), []string{"out_dir=" + root})
 	if err != nil {
 		t.Fatal(err)
 	}

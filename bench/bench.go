@@ -21,8 +21,10 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
+	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -64,7 +66,7 @@ type Options struct {
 // DefaultOptions is the quickstart policy (d_model 64, 2 layers, 4 heads, vocab 64, max_len 128)
 // at the quickstart minibatch shape T64×B16.
 func DefaultOptions() Options {
-	m := policy.DefaultConfig()
+	m := spec.DefaultConfig()
 	m.Vocab = 64
 	return Options{Model: m, Rows: 16, Len: 64, SampleBatches: []int{1, 16, 64}, Reps: 21, Warmup: 15, ActionTokens: 4,
 		IterationConfig: "configs/quickstart.yaml", Iterations: 6}
@@ -137,10 +139,10 @@ func (o Options) Validate() error {
 	if o.Rows < 1 || o.Len < 2 || o.Len > o.Model.MaxLen {
 		return fmt.Errorf("bench: train shape %d×%d (--batch × --len) must have rows ≥ 1 and 2 ≤ len ≤ max_len %d", o.Rows, o.Len, o.Model.MaxLen)
 	}
-	if o.Devices < 0 || o.Devices > policy.MaxDevices {
-		return fmt.Errorf("bench: --devices %d: must be 0..%d", o.Devices, policy.MaxDevices)
+	if o.Devices < 0 || o.Devices > spec.MaxDevices {
+		return fmt.Errorf("bench: --devices %d: must be 0..%d", o.Devices, spec.MaxDevices)
 	}
-	if b := policy.ResolveBackendName(o.Backend); o.Devices > 1 && b == policy.DefaultBackend {
+	if b := spec.ResolveBackendName(o.Backend); o.Devices > 1 && b == spec.DefaultBackend {
 		return fmt.Errorf("bench: --devices %d needs an xla backend, but the backend is %s, which has one device (allowed with %s: 0 or 1)", o.Devices, b, b)
 	}
 	if o.Reps < 1 {
@@ -173,8 +175,8 @@ func (o Options) Validate() error {
 
 // loadIterationConfig loads the RL config whose iterations are timed, without evaluations or
 // checkpoints.
-func loadIterationConfig(path string) (trainer.Config, error) {
-	return trainer.Load(path, []string{"eval.at_start=false", "eval.every=0", "checkpoint.every=0"})
+func loadIterationConfig(path string) (config.Config, error) {
+	return config.Load(path, []string{"eval.at_start=false", "eval.every=0", "checkpoint.every=0"})
 }
 
 // Run performs the benchmarks (after Validate).
@@ -183,7 +185,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Config: o.Model, LoadStart: loadAverage(),
-		Backend: policy.ResolveBackendName(o.Backend), Devices: o.Devices}
+		Backend: spec.ResolveBackendName(o.Backend), Devices: o.Devices}
 	backend, err := policy.NewBackend(policy.BackendOptions{Name: o.Backend, Devices: o.Devices})
 	if err != nil {
 		return nil, err
@@ -221,7 +223,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			continue
 		}
 		o.logf("sampling, batch %d, graph decoder on %s …", b, r.Backend)
-		p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
+		p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: spec.DefaultOptimConfig(),
 			Init: initialWeights(o.Model)})
 		if err != nil {
 			return nil, err
@@ -260,7 +262,7 @@ func share(gflops, peak float64) float64 {
 
 // benchLoss is the quickstart's update: clipped surrogate (0.2/0.2), token-mean, entropy bonus 0.05.
 func benchLoss() policy.LossConfig {
-	l := policy.DefaultLossConfig()
+	l := spec.DefaultLossConfig()
 	l.EntropyCoef = 0.05
 	return l
 }
@@ -278,7 +280,7 @@ func actionTokens(k int) []int32 {
 
 func benchTrain(backend backends.Backend, o Options, rows int) (TrainResult, error) {
 	resetPeakRSS()
-	p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
+	p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: spec.DefaultOptimConfig(),
 		Seed: 1, ActionTokens: actionTokens(o.ActionTokens), Devices: o.Devices})
 	if err != nil {
 		return TrainResult{}, err
@@ -367,8 +369,8 @@ func sample(logits []float32, rng *rand.Rand) int32 {
 // ParamNames order; sampling speed does not depend on their values.
 func initialWeights(c policy.Config) [][]float32 {
 	rng := rand.New(rand.NewPCG(3, 3))
-	shapes := policy.ParamShapes(c)
-	names := policy.ParamNames(c)
+	shapes := spec.ParamShapes(c)
+	names := spec.ParamNames(c)
 	out := make([][]float32, len(shapes))
 	for i, s := range shapes {
 		n := 1

@@ -15,6 +15,7 @@ import (
 	"github.com/graftrl/graftrl/policy/host"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // FLOP counts against a hand computation for d 4, 1 layer, d_ff 8, vocab 5, 2 rows × 3 tokens:
@@ -131,7 +132,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	for _, rows := range []int{o.Rows, 4 * o.Rows} {
 		b.Run(fmt.Sprintf("T%dxB%d", o.Len, rows), func(b *testing.B) {
-			p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(),
+			p, err := policy.New(backend, policy.Options{Model: o.Model, Loss: benchLoss(), Optim: spec.DefaultOptimConfig(),
 				Seed: 1, ActionTokens: actionTokens(o.ActionTokens)})
 			if err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // Check is a cross-check file: a policy's weights (after a few updates, so that they are not the
@@ -30,7 +31,7 @@ func WriteCheck(path string, c policy.Config, backendName string) error {
 	if err != nil {
 		return err
 	}
-	p, err := policy.New(backend, policy.Options{Model: c, Loss: benchLoss(), Optim: policy.DefaultOptimConfig(), Seed: 5})
+	p, err := policy.New(backend, policy.Options{Model: c, Loss: benchLoss(), Optim: spec.DefaultOptimConfig(), Seed: 5})
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func WriteCheck(path string, c policy.Config, backendName string) error {
 	if err != nil {
 		return err
 	}
-	ck := Check{Config: c, Names: policy.ParamNames(c), Weights: w, Rows: 2, Len: length}
+	ck := Check{Config: c, Names: spec.ParamNames(c), Weights: w, Rows: 2, Len: length}
 	rng := rand.New(rand.NewPCG(9, 9))
 	for range ck.Rows * ck.Len {
 		ck.Tokens = append(ck.Tokens, int32(rng.IntN(c.Vocab)))

@@ -41,7 +41,7 @@ func (f fakeRun) write(t testing.TB, root string) string {
 	if f.extraConfig != "" {
 		estimator += f.extraConfig
 	}
-	// The layout of trainer.Config.YAML: every section, resolved.
+	// The layout of config.Config.YAML: every section, resolved.
 	cfg := fmt.Sprintf(`name: %s
 out_dir: %s
 seed: %d

@@ -1,14 +1,10 @@
 package compare
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,106 +12,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/graftrl/graftrl/internal/plotstyle"
 )
-
-// PNGDPI is the resolution of PNG figures.
-const PNGDPI = 150
-
-// Figure is a titled grid of plot panels with one legend at the right, ready to be written as
-// PNG or SVG. Build one with CurvesFigure, FinalFigure, ImprovementFigure or ProfileFigure, or
-// assemble your own.
-type Figure struct {
-	Width, Height vg.Length
-	// Title is drawn centred above the panels.
-	Title string
-	// Panels are the plots, row-major; nil cells stay empty. Panels are aligned so that their
-	// data areas have equal sizes.
-	Panels [][]*plot.Plot
-	// Legend, when set, is drawn in a column right of the panels.
-	Legend *plot.Legend
-}
-
-// Save writes the figure to path; the extension chooses the format (.png, .svg).
-func (f *Figure) Save(path string) error {
-	var buf bytes.Buffer
-	if err := f.Encode(&buf, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return nil
-}
-
-// Encode writes the figure as "png" (at PNGDPI) or "svg".
-func (f *Figure) Encode(w io.Writer, format string) error {
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(PNGDPI))}
-	case "svg":
-		c = vgsvg.New(f.Width, f.Height)
-	default:
-		return fmt.Errorf("unsupported figure format %q (png, svg)", format)
-	}
-	f.Draw(draw.New(c))
-	_, err := c.WriteTo(w)
-	return err
-}
-
-// Draw draws the figure on a canvas.
-func (f *Figure) Draw(dc draw.Canvas) {
-	dc.FillPolygon(color.White, []vg.Point{dc.Min, {X: dc.Max.X, Y: dc.Min.Y}, dc.Max, {X: dc.Min.X, Y: dc.Max.Y}})
-	pad := vg.Points(8)
-	dc.Min.X += pad
-	dc.Min.Y += pad
-	dc.Max.X -= pad
-	dc.Max.Y -= pad
-	if f.Title != "" {
-		sty := textStyle(13)
-		if w := sty.Width(f.Title); w > dc.Max.X-dc.Min.X {
-			// Shrink a title too long for the figure rather than cut it off.
-			sty = textStyle(max(13*(dc.Max.X-dc.Min.X)/w, 7))
-		}
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y}, f.Title)
-		dc.Max.Y -= sty.Height(f.Title) + vg.Points(6)
-	}
-	if f.Legend != nil {
-		r := f.Legend.Rectangle(dc)
-		w := r.Max.X - r.Min.X
-		legend := dc
-		legend.Min.X = dc.Max.X - w
-		legend.Max.Y -= vg.Points(16) // level with the top of the data area, below panel titles
-		f.Legend.Top, f.Legend.Left = true, true
-		f.Legend.Draw(legend)
-		dc.Max.X -= w + vg.Points(12)
-	}
-	rows := len(f.Panels)
-	if rows == 0 {
-		return
-	}
-	cols := 0
-	for _, r := range f.Panels {
-		cols = max(cols, len(r))
-	}
-	grid := make([][]*plot.Plot, rows)
-	for i, r := range f.Panels {
-		grid[i] = make([]*plot.Plot, cols)
-		copy(grid[i], r)
-	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(14)}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j, p := range grid[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
-			}
-		}
-	}
-}
 
 // stepTicks labels env-step axes compactly (25k, 1.5M).
 type stepTicks struct{}
@@ -157,7 +56,7 @@ func (c *Comparison) methodIndex(m string) int {
 // band is the filled confidence band of a curve, NaN points left out, with its edges drawn thin
 // in the method's colour and dashes so that overlapping bands stay apart.
 func band(xs []float64, est []Estimate, i int) (*plotter.Polygon, error) {
-	col := Colour(i)
+	col := plotstyle.Colour(i)
 	var upper, lower plotter.XYs
 	for k, e := range est {
 		if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) {
@@ -198,7 +97,7 @@ func curveLine(xs []float64, est []Estimate, i int) (*plotter.Line, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.Color = Colour(i)
+	l.Color = plotstyle.Colour(i)
 	l.Width = vg.Points(2)
 	l.Dashes = dashes(i)
 	return l, nil
@@ -224,7 +123,7 @@ func addSeries(p *plot.Plot, ss []series) (*plot.Legend, error) {
 			p.Add(poly)
 		}
 	}
-	legend := NewLegend()
+	legend := plotstyle.NewLegend()
 	for _, s := range ss {
 		l, err := curveLine(s.xs, s.est, s.index)
 		if err != nil {
@@ -260,7 +159,7 @@ func (rateTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // CurvesFigure is the learning curve of every method in one environment: the IQM across seeds of
 // the metric against env steps, with its 95 % bootstrap band.
-func (c *Comparison) CurvesFigure(env string) (*Figure, error) {
+func (c *Comparison) CurvesFigure(env string) (*plotstyle.Figure, error) {
 	p := newPlot("", "environment steps trained", MetricWords(c.Options.Metric))
 	p.X.Tick.Marker = stepTicks{}
 	var ss []series
@@ -281,7 +180,7 @@ func (c *Comparison) CurvesFigure(env string) (*Figure, error) {
 		p.Y.Tick.Marker = rateTicks{}
 	}
 	title := fmt.Sprintf("%s: IQM of %s across seeds, 95 %% CI band", env, MetricWords(c.Options.Metric))
-	return &Figure{Width: max(7.5*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
+	return &plotstyle.Figure{Width: max(7.5*vg.Inch, plotstyle.TextStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
 		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
 }
 
@@ -320,7 +219,7 @@ func (c *Comparison) intervalPanel(title, xlabel string, rows []string, ns []int
 			if err != nil {
 				return nil, err
 			}
-			bars.Color = Colour(i)
+			bars.Color = plotstyle.Colour(i)
 			bars.Width = vg.Points(2.5)
 			bars.CapWidth = vg.Points(8)
 			p.Add(bars)
@@ -330,7 +229,7 @@ func (c *Comparison) intervalPanel(title, xlabel string, rows []string, ns []int
 		if err != nil {
 			return nil, err
 		}
-		dot.Color = Colour(i)
+		dot.Color = plotstyle.Colour(i)
 		dot.Shape = draw.CircleGlyph{}
 		dot.Radius = vg.Points(4)
 		p.Add(dot)
@@ -399,13 +298,13 @@ func figureSize(grid [][]*plot.Plot, rowHeight vg.Length, title string) (vg.Leng
 		cols = max(cols, len(r))
 	}
 	w := vg.Length(math.Max(3.2*float64(cols), 5.5)) * vg.Inch
-	w = max(w, textStyle(13).Width(title)+vg.Inch/2)
+	w = max(w, plotstyle.TextStyle(13).Width(title)+vg.Inch/2)
 	return w, rowHeight*vg.Length(len(grid)) + 0.6*vg.Inch
 }
 
 // FinalFigure shows each method's IQM final score with its 95 % interval: one panel per
 // environment, then the aggregate over environments on normalised scores.
-func (c *Comparison) FinalFigure() (*Figure, error) {
+func (c *Comparison) FinalFigure() (*plotstyle.Figure, error) {
 	var panels []*plot.Plot
 	for _, env := range c.Envs {
 		var rows []string
@@ -446,12 +345,12 @@ func (c *Comparison) FinalFigure() (*Figure, error) {
 	grid := panelGrid(panels)
 	title := fmt.Sprintf("Final %s: IQM across seeds with 95 %% CI", MetricWords(c.Options.Metric))
 	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods))+1.3*vg.Inch, title)
-	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
 
 // ImprovementFigure shows P(method > baseline) with its 95 % interval for every other method:
 // one panel per environment, then the average over environments. 0.5 (dashed) is no difference.
-func (c *Comparison) ImprovementFigure() (*Figure, error) {
+func (c *Comparison) ImprovementFigure() (*plotstyle.Figure, error) {
 	if len(c.Methods) < 2 {
 		return nil, errors.New("improvement: one method only, nothing to compare with the baseline")
 	}
@@ -497,13 +396,13 @@ func (c *Comparison) ImprovementFigure() (*Figure, error) {
 	grid := panelGrid(panels)
 	title := fmt.Sprintf("Probability of improvement over %s (final %s), 95 %% CI", base, MetricWords(c.Options.Metric))
 	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods)-1)+1.3*vg.Inch, title)
-	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
 
 // PairedFigure is the paired difference of every method from the baseline: per environment and
 // over all environments (normalised), the mean difference of the final scores over the seed
 // pairs, with the outer ends of its t and bootstrap intervals. It needs a paired table.
-func (c *Comparison) PairedFigure() (*Figure, error) {
+func (c *Comparison) PairedFigure() (*plotstyle.Figure, error) {
 	if c.NoPairs != "" {
 		return nil, errors.New("paired: " + c.NoPairs)
 	}
@@ -537,12 +436,12 @@ func (c *Comparison) PairedFigure() (*Figure, error) {
 	grid := panelGrid(panels)
 	title := fmt.Sprintf("Paired difference from %s (final %s), 95 %% t and bootstrap intervals", base, MetricWords(c.Options.Metric))
 	w, h := figureSize(grid, 0.45*vg.Inch*vg.Length(len(c.Methods)-1)+1.3*vg.Inch, title)
-	return &Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }
 
 // ProfileFigure is the aggregate performance profile: for each threshold τ, the fraction of runs
 // (pooled over environments) whose normalised final score exceeds τ, with 95 % bands.
-func (c *Comparison) ProfileFigure() (*Figure, error) {
+func (c *Comparison) ProfileFigure() (*plotstyle.Figure, error) {
 	p := newPlot("", "normalised score τ", "fraction of runs with score > τ")
 	var ss []series
 	for _, pr := range c.Profiles {
@@ -566,6 +465,6 @@ func (c *Comparison) ProfileFigure() (*Figure, error) {
 		}
 	}
 	title := fmt.Sprintf("Performance profile of final %s over %d env(s), 95 %% CI band", MetricWords(c.Options.Metric), len(c.Envs))
-	return &Figure{Width: max(7*vg.Inch, textStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
+	return &plotstyle.Figure{Width: max(7*vg.Inch, plotstyle.TextStyle(13).Width(title)+vg.Inch/2), Height: 4.2 * vg.Inch,
 		Legend: legend, Panels: [][]*plot.Plot{{p}}, Title: title}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/graftrl/graftrl/internal/plotstyle"
 )
 
 // Report files and the plot folder WriteReport writes into its directory.
@@ -81,7 +83,7 @@ func (c *Comparison) WritePlots(dir string) (PlotFiles, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return files, fmt.Errorf("plots: %w", err)
 	}
-	save := func(f *Figure, name string) error {
+	save := func(f *plotstyle.Figure, name string) error {
 		for _, ext := range []string{".png", ".svg"} {
 			if err := f.Save(filepath.Join(dir, name+ext)); err != nil {
 				return err

@@ -11,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -209,85 +207,36 @@ func FindRuns(root string) ([]string, error) {
 	return dirs, nil
 }
 
-// configFile is the part of trainer.Config a comparison needs; other keys are ignored so that
-// the package does not depend on the trainer (and its GoMLX backend).
-type configFile struct {
-	Name       string    `yaml:"name"`
-	Label      string    `yaml:"label"`
-	Seed       uint64    `yaml:"seed"`
-	Iterations int       `yaml:"iterations"`
-	Env        yaml.Node `yaml:"env"`
-	Estimator  yaml.Node `yaml:"estimator"`
-	Tasks      struct {
-		Train     string `yaml:"train"` // a panel size, or open
-		Eval      int    `yaml:"eval"`
-		PanelSeed int64  `yaml:"panel_seed"`
-		PerIter   int    `yaml:"per_iter"`
-		GroupSize int    `yaml:"group_size"`
-	} `yaml:"tasks"`
-	Eval struct {
-		Every   int  `yaml:"every"`
-		Sampled bool `yaml:"sampled"`
-		AtStart bool `yaml:"at_start"`
-	} `yaml:"eval"`
-	Policy struct {
-		Init string `yaml:"init"`
-	} `yaml:"policy"`
-	SFT struct {
-		Demos int `yaml:"demos"`
-	} `yaml:"sft"`
-}
-
+// loadConfig reads the run's config.yaml as train reads it (config.Decode: its keys and types,
+// the defaults for what it leaves out); the ranges of its values are the trainer's concern.
 func (r *Run) loadConfig(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return &LoadError{File: path, Err: err}
 	}
-	var c configFile
-	if err := yaml.Unmarshal(data, &c); err != nil {
-		return &LoadError{File: path, Err: fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))}
-	}
-	if c.Env.Kind == 0 {
-		return &LoadError{File: path, Err: errors.New("no env section")}
-	}
-	if r.Env, err = sectionName(&c.Env, "env"); err != nil {
-		return &LoadError{File: path, Err: err}
-	}
-	if c.Estimator.Kind == 0 {
-		return &LoadError{File: path, Err: errors.New("no estimator section")}
-	}
-	if r.Estimator, err = sectionName(&c.Estimator, "estimator"); err != nil {
+	c, err := config.Decode(path, data, nil)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			err = errors.New(ce.Msg)
+		}
 		return &LoadError{File: path, Err: err}
 	}
 	if c.Name != "" {
 		r.Name = c.Name
 	}
+	r.Env, r.Estimator = c.Env.Name, c.Estimator.Name
 	r.Method = r.Estimator
 	if c.Label != "" {
 		r.Method = c.Label
 	}
 	r.Seed = c.Seed
-	trainSize, _ := strconv.Atoi(c.Tasks.Train) // 0 when open or absent
-	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: trainSize, OpenTasks: c.Tasks.Train == "open", EvalTasks: c.Tasks.Eval,
+	r.Config = RunConfig{Iterations: c.Iterations, TrainTasks: c.Tasks.Train.Size, OpenTasks: c.Tasks.Train.Open, EvalTasks: c.Tasks.Eval,
 		PanelSeed: c.Tasks.PanelSeed, PerIter: c.Tasks.PerIter, GroupSize: c.Tasks.GroupSize,
 		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart,
 		WarmStart: c.Policy.Init != "" || c.SFT.Demos > 0}
 	r.ConfigYAML = data
 	return nil
-}
-
-// sectionName reads "env: maze" or "env: {name: maze, ...}".
-func sectionName(n *yaml.Node, section string) (string, error) {
-	if n.Kind == yaml.ScalarNode && n.Value != "" {
-		return n.Value, nil
-	}
-	var m struct {
-		Name string `yaml:"name"`
-	}
-	if n.Kind != yaml.MappingNode || n.Decode(&m) != nil || m.Name == "" {
-		return "", fmt.Errorf("%s: must be a name or a mapping with a name key (line %d)", section, n.Line)
-	}
-	return m.Name, nil
 }
 
 // lastSeen is what the last lines of metrics.jsonl say about the run's progress.

@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,13 +13,9 @@ import (
 
 	"github.com/graftrl/graftrl/internal/gobackend"
 	"github.com/graftrl/graftrl/internal/gradients"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
-
-// BackendEnv is the environment variable read when no backend is configured (as GoMLX does).
-const BackendEnv = "GOMLX_BACKEND"
-
-// DefaultBackend is the pure-Go backend: it needs nothing installed.
-const DefaultBackend = "go"
 
 // backendTimeout bounds how long creating a backend may take, so that a missing or broken plugin
 // (or a plugin download on a network that drops packets) is reported instead of hanging.
@@ -38,32 +33,6 @@ type BackendOptions struct {
 	// plugin exposes the GPUs it finds; the go backend has one device.
 	Devices int
 }
-
-// ResolveBackendName applies the defaults: the configured name, else $GOMLX_BACKEND, else "go".
-func ResolveBackendName(name string) string {
-	if name != "" {
-		return name
-	}
-	if env := os.Getenv(BackendEnv); env != "" {
-		return env
-	}
-	return DefaultBackend
-}
-
-// ValidateBackendName checks a backend name without creating the backend.
-func ValidateBackendName(name string) error {
-	switch {
-	case name == "go", name == "xla:cpu", name == "xla:cuda":
-		return nil
-	case strings.HasPrefix(name, "xla:/"):
-		return nil
-	}
-	return fmt.Errorf("%w %q (allowed: go, xla:cpu, xla:cuda, xla:/path/to/plugin.so)", ErrUnknownBackend, name)
-}
-
-// ErrUnknownBackend is wrapped by the error of a backend name that is not one of the allowed
-// forms: bad input.
-var ErrUnknownBackend = errors.New("unknown backend")
 
 // ErrBackendUnavailable is wrapped by NewBackend's error when a valid backend cannot be loaded
 // here (no PJRT plugin for it, a file that is not one, no GPU for xla:cuda): a problem of the
@@ -86,8 +55,8 @@ func pluginOptions(plugin string, devices int) pjrt.NamedValuesMap {
 // initialises it, since go-xla crashes on files that are not plugins and on plugins of another
 // major API version.
 func NewBackend(opts BackendOptions) (backends.Backend, error) {
-	name := ResolveBackendName(opts.Name)
-	if err := ValidateBackendName(name); err != nil {
+	name := spec.ResolveBackendName(opts.Name)
+	if err := spec.ValidateBackendName(name); err != nil {
 		return nil, err
 	}
 	// graftrl's DotGeneral and BroadcastInDim gradients, for every backend: GoMLX's materialise

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/internal/gobackend"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // Unknown names and missing PJRT plugins are clear errors, quickly, never a panic or a hang.
@@ -40,15 +41,15 @@ func TestBackendErrors(t *testing.T) {
 
 // The default backend comes from GOMLX_BACKEND when nothing is configured.
 func TestResolveBackendName(t *testing.T) {
-	t.Setenv(BackendEnv, "")
-	if got := ResolveBackendName(""); got != "go" {
+	t.Setenv(spec.BackendEnv, "")
+	if got := spec.ResolveBackendName(""); got != "go" {
 		t.Errorf("default = %q, want go", got)
 	}
-	t.Setenv(BackendEnv, "xla:cuda")
-	if got := ResolveBackendName(""); got != "xla:cuda" {
+	t.Setenv(spec.BackendEnv, "xla:cuda")
+	if got := spec.ResolveBackendName(""); got != "xla:cuda" {
 		t.Errorf("from env = %q", got)
 	}
-	if got := ResolveBackendName("go"); got != "go" {
+	if got := spec.ResolveBackendName("go"); got != "go" {
 		t.Errorf("configured = %q", got)
 	}
 }

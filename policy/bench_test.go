@@ -3,11 +3,13 @@ package policy
 import (
 	"fmt"
 	"testing"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // benchConfig is the quickstart architecture with a 64-token vocabulary.
 func benchConfig() Config {
-	c := DefaultConfig()
+	c := spec.DefaultConfig()
 	c.Vocab = 64
 	return c
 }
@@ -17,7 +19,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, rows := range []int{16, 64} {
 		b.Run(fmt.Sprintf("T64xB%d", rows), func(b *testing.B) {
 			c := benchConfig()
-			p := newTestPolicy(b, c, DefaultLossConfig())
+			p := newTestPolicy(b, c, spec.DefaultLossConfig())
 			tb := SyntheticBatch(c, rows, 64, 1)
 			if _, err := p.Update(tb, 1e-4); err != nil { // compile outside the timing
 				b.Fatal(err)
@@ -38,7 +40,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 	for _, rows := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("B%d", rows), func(b *testing.B) {
 			c := benchConfig()
-			p := newTestPolicy(b, c, DefaultLossConfig())
+			p := newTestPolicy(b, c, spec.DefaultLossConfig())
 			d := p.NewDecoder(rows)
 			tok, pos := make([]int32, rows), make([]int32, rows)
 			if _, err := d.Step(tok, pos); err != nil {

@@ -7,6 +7,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/context/checkpoints"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // Save writes every variable (parameters, Adam moments and step, the reference policy, the
@@ -97,7 +99,7 @@ func ReadCheckpointWeights(dir string, c Config) (w [][]float32, err error) {
 	for v := range scratch.IterVariables() {
 		loaded[v.Scope()+"/"+v.Name()] = v
 	}
-	names, shapes := ParamNames(c), ParamShapes(c)
+	names, shapes := spec.ParamNames(c), spec.ParamShapes(c)
 	w = make([][]float32, len(names))
 	for i, name := range names {
 		v, ok := loaded["/policy/"+name]

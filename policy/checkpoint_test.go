@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // A checkpoint restores every variable exactly: weights, Adam moments and step, so a loaded
@@ -12,12 +14,12 @@ import (
 func TestSaveLoadExact(t *testing.T) {
 	c := benchConfig()
 	c.MaxLen = 32
-	l := DefaultLossConfig()
-	l.KL = KLk3
+	l := spec.DefaultLossConfig()
+	l.KL = spec.KLk3
 	tb := SyntheticBatch(c, 4, 16, 1)
 	tb.RefLogp = make([]float32, len(tb.Tokens))
 	p, dir := savedPolicy(t, c, l, tb)
-	q, err := New(backendT(t), Options{Model: c, Loss: l, Optim: DefaultOptimConfig(), Seed: 99})
+	q, err := New(backendT(t), Options{Model: c, Loss: l, Optim: spec.DefaultOptimConfig(), Seed: 99})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestSaveLoadExact(t *testing.T) {
 	// A checkpoint of another architecture is refused.
 	c2 := c
 	c2.DModel = 32
-	r, err := New(backendT(t), Options{Model: c2, Loss: l, Optim: DefaultOptimConfig(), Seed: 1})
+	r, err := New(backendT(t), Options{Model: c2, Loss: l, Optim: spec.DefaultOptimConfig(), Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // xlaBackend2 is the XLA backend under test asked for two devices (the CPU plugin's
@@ -69,13 +70,13 @@ func TestXLACPUDataParallel(t *testing.T) {
 	}{
 		{"token-mean, 6 rows", 6, func(*policy.Options, *policy.TrainBatch) {}},
 		{"kl k3, seq-mean-token-mean, 5 rows, one empty", 5, func(o *policy.Options, b *policy.TrainBatch) {
-			o.Loss.KL, o.Loss.KLCoef = policy.KLk3, 0.1
-			o.Loss.Aggregation = policy.AggSeqMeanTokenMean
+			o.Loss.KL, o.Loss.KLCoef = spec.KLk3, 0.1
+			o.Loss.Aggregation = spec.AggSeqMeanTokenMean
 			mask := make([]bool, b.Rows*b.Len)
 			for i := range mask {
 				mask[i] = b.Weight[i] > 0 && i/b.Len != 2
 			}
-			b.Weight = policy.AggregationWeights(policy.AggSeqMeanTokenMean, mask, b.Rows, b.Len, 0)
+			b.Weight = spec.AggregationWeights(spec.AggSeqMeanTokenMean, mask, b.Rows, b.Len, 0)
 			b.RefLogp = make([]float32, len(b.Tokens))
 			for i := range b.RefLogp {
 				b.RefLogp[i] = -3.9 + 0.01*float32(i%7)
@@ -85,7 +86,7 @@ func TestXLACPUDataParallel(t *testing.T) {
 			}
 		}},
 		{"step objective, 4 rows", 4, func(o *policy.Options, b *policy.TrainBatch) {
-			o.Loss.Objective = policy.ObjectiveStep
+			o.Loss.Objective = spec.ObjectiveStep
 			stepFields(b, 4)
 		}},
 	}
@@ -163,7 +164,7 @@ func TestDevicesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := xlaConfig()
-	for _, n := range []int{2, -1, policy.MaxDevices + 1} {
+	for _, n := range []int{2, -1, spec.MaxDevices + 1} {
 		o := xlaOptions(c, nil)
 		o.Devices = n
 		_, err := policy.New(gob, o)

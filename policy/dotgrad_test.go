@@ -7,6 +7,8 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // The transformer's gradient (attention, MLP, LayerNorm, embeddings, head) must agree with
@@ -15,7 +17,7 @@ import (
 func TestTransformerGradientFiniteDifferences(t *testing.T) {
 	c := Config{Vocab: 7, DModel: 8, Layers: 1, Heads: 2, DFF: 16, MaxLen: 6, InitStd: 0.5}
 	b := backendT(t)
-	specs := paramSpecs(c)
+	specs := spec.Params(c)
 	init := initialValues(c, 11)
 	const rows, length = 2, 5
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -38,7 +40,7 @@ func TestTransformerGradientFiniteDifferences(t *testing.T) {
 	args := func(vals [][]float32) []any {
 		a := make([]any, 0, len(specs)+2)
 		for i, s := range specs {
-			a = append(a, tensors.FromFlatDataAndDimensions(vals[i], s.shape...))
+			a = append(a, tensors.FromFlatDataAndDimensions(vals[i], s.Shape...))
 		}
 		return append(a, tensors.FromFlatDataAndDimensions(tokens, rows, length), tensors.FromFlatDataAndDimensions(targets, rows, length))
 	}
@@ -46,7 +48,7 @@ func TestTransformerGradientFiniteDifferences(t *testing.T) {
 	for i, s := range specs {
 		grad := tensors.MustCopyFlatData[float32](out[1+i])
 		for probe := 0; probe < 4; probe++ {
-			j := rng.IntN(s.size())
+			j := rng.IntN(s.Size())
 			const eps = 1e-2
 			orig := init[i][j]
 			init[i][j] = orig + eps
@@ -56,7 +58,7 @@ func TestTransformerGradientFiniteDifferences(t *testing.T) {
 			init[i][j] = orig
 			fd := float64(up-down) / (2 * eps)
 			if diff := math.Abs(fd - float64(grad[j])); diff > 5e-3+2e-2*math.Abs(fd) {
-				t.Errorf("%s[%d]: gradient %g, finite difference %g", s.name, j, grad[j], fd)
+				t.Errorf("%s[%d]: gradient %g, finite difference %g", s.Name, j, grad[j], fd)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // The weights of a checkpoint start a new policy exactly (weights only): the new policy's first
@@ -14,7 +16,7 @@ import (
 // reference is the loaded weights (KL 0 before any update).
 func TestInitFromCheckpoint(t *testing.T) {
 	c := smallConfig()
-	l := DefaultLossConfig()
+	l := spec.DefaultLossConfig()
 	tb := SyntheticBatch(c, 3, 10, 1)
 	p, dir := savedPolicy(t, c, l, tb)
 	w, err := ReadCheckpointWeights(dir, c)
@@ -26,8 +28,8 @@ func TestInitFromCheckpoint(t *testing.T) {
 		t.Fatal("ReadCheckpointWeights differs from the saved weights")
 	}
 	kl := l
-	kl.KL = KLk1
-	q, err := New(backendT(t), Options{Model: c, Loss: kl, Optim: DefaultOptimConfig(), Seed: 99, Init: w})
+	kl.KL = spec.KLk1
+	q, err := New(backendT(t), Options{Model: c, Loss: kl, Optim: spec.DefaultOptimConfig(), Seed: 99, Init: w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestInitFromCheckpoint(t *testing.T) {
 	}
 	// Fresh Adam: the first update from Init equals the first update of a fresh policy whose weights
 	// were set the same way (both have step 0, zero moments), not the next update of p.
-	r, err := New(backendT(t), Options{Model: c, Loss: l, Optim: DefaultOptimConfig(), Seed: 5, Init: w})
+	r, err := New(backendT(t), Options{Model: c, Loss: l, Optim: spec.DefaultOptimConfig(), Seed: 5, Init: w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestInitFromCheckpoint(t *testing.T) {
 // parameter or the path; wrong Init arrays are refused by New.
 func TestReadCheckpointWeightsErrors(t *testing.T) {
 	c := smallConfig()
-	p := newTestPolicy(t, c, DefaultLossConfig())
+	p := newTestPolicy(t, c, spec.DefaultLossConfig())
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	if err := p.Save(dir); err != nil {
 		t.Fatal(err)
@@ -114,11 +116,11 @@ func TestReadCheckpointWeightsErrors(t *testing.T) {
 		t.Error("a damaged checkpoint was read")
 	}
 	w, _ := p.Weights()
-	if _, err := New(backendT(t), Options{Model: c, Loss: DefaultLossConfig(), Optim: DefaultOptimConfig(), Init: w[1:]}); err == nil || !strings.Contains(err.Error(), "weight arrays") {
+	if _, err := New(backendT(t), Options{Model: c, Loss: spec.DefaultLossConfig(), Optim: spec.DefaultOptimConfig(), Init: w[1:]}); err == nil || !strings.Contains(err.Error(), "weight arrays") {
 		t.Errorf("short Init: %v", err)
 	}
 	w[0] = w[0][1:]
-	if _, err := New(backendT(t), Options{Model: c, Loss: DefaultLossConfig(), Optim: DefaultOptimConfig(), Init: w}); err == nil || !strings.Contains(err.Error(), "embed/tok") {
+	if _, err := New(backendT(t), Options{Model: c, Loss: spec.DefaultLossConfig(), Optim: spec.DefaultOptimConfig(), Init: w}); err == nil || !strings.Contains(err.Error(), "embed/tok") {
 		t.Errorf("wrong-sized Init: %v", err)
 	}
 }
@@ -127,8 +129,8 @@ func TestReadCheckpointWeightsErrors(t *testing.T) {
 // minimising it raises the log-probability of the targets.
 func TestCrossEntropyObjective(t *testing.T) {
 	c := smallConfig()
-	l := DefaultLossConfig()
-	l.Objective = ObjectiveCrossEntropy
+	l := spec.DefaultLossConfig()
+	l.Objective = spec.ObjectiveCrossEntropy
 	p := newTestPolicy(t, c, l)
 	tb := SyntheticBatch(c, 3, 10, 2)
 	nll := func() float64 {

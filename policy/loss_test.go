@@ -6,6 +6,8 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // evalTokenLoss runs tokenLoss on explicit per-token values (a 1×n batch).
@@ -51,8 +53,8 @@ func TestClippedSurrogateHandComputed(t *testing.T) {
 	mask := []bool{true, true, true, true, true, false}
 	ent := []float32{1, 2, 3, 4, 5, 100}
 	perTok := []float64{-1.2, -em5, e5, 0.8, -2}
-	w := AggregationWeights(AggTokenMean, mask, 1, 6, 0)
-	l := DefaultLossConfig()
+	w := spec.AggregationWeights(spec.AggTokenMean, mask, 1, 6, 0)
+	l := spec.DefaultLossConfig()
 	res := evalTokenLoss(t, l, logp, ent, old, adv, w, nil)
 	wantPG := (perTok[0] + perTok[1] + perTok[2] + perTok[3] + perTok[4]) / 5
 	approx(t, "pg (token-mean)", res[1], wantPG)
@@ -68,13 +70,13 @@ func TestClippedSurrogateHandComputed(t *testing.T) {
 	approx(t, "total with entropy bonus", res[0], wantPG-0.05*3)
 
 	// Clip-higher (ε_high = 0.28): token 0 becomes min(1.6487, 1.28) = 1.28.
-	l = DefaultLossConfig()
+	l = spec.DefaultLossConfig()
 	l.ClipHigh = 0.28
 	res = evalTokenLoss(t, l, logp, ent, old, adv, w, nil)
 	approx(t, "pg with clip-higher", res[1], (-1.28+perTok[1]+perTok[2]+perTok[3]+perTok[4])/5)
 
 	// Dual clip c = 1.5 bounds ℓ by −c·Â = 1.5 for Â = −1: token 2's 1.6487 becomes 1.5.
-	l = DefaultLossConfig()
+	l = spec.DefaultLossConfig()
 	l.DualClip = 1.5
 	res = evalTokenLoss(t, l, logp, ent, old, adv, w, nil)
 	approx(t, "pg with dual clip", res[1], (perTok[0]+perTok[1]+1.5+perTok[3]+perTok[4])/5)
@@ -87,17 +89,17 @@ func TestKLPenaltyHandComputed(t *testing.T) {
 	old := logp
 	adv := []float32{0, 0, 0}
 	ent := []float32{0, 0, 0}
-	w := AggregationWeights(AggTokenMean, []bool{true, true, true}, 1, 3, 0)
+	w := spec.AggregationWeights(spec.AggTokenMean, []bool{true, true, true}, 1, 3, 0)
 	xs := []float64{0.5, -1, 0}
 	for _, tc := range []struct {
 		kind string
 		f    func(x float64) float64
 	}{
-		{KLk1, func(x float64) float64 { return x }},
-		{KLk2, func(x float64) float64 { return x * x / 2 }},
-		{KLk3, func(x float64) float64 { return math.Exp(-x) + x - 1 }},
+		{spec.KLk1, func(x float64) float64 { return x }},
+		{spec.KLk2, func(x float64) float64 { return x * x / 2 }},
+		{spec.KLk3, func(x float64) float64 { return math.Exp(-x) + x - 1 }},
 	} {
-		l := DefaultLossConfig()
+		l := spec.DefaultLossConfig()
 		l.KL, l.KLCoef = tc.kind, 0.01
 		res := evalTokenLoss(t, l, logp, ent, old, adv, w, ref)
 		want := (tc.f(xs[0]) + tc.f(xs[1]) + tc.f(xs[2])) / 3
@@ -110,9 +112,9 @@ func TestKLPenaltyHandComputed(t *testing.T) {
 func TestAggregationWeights(t *testing.T) {
 	mask := []bool{true, true, true, false, true, false, false, false, false, false, false, false}
 	// rows=3 (the third is padding), len=4
-	tm := AggregationWeights(AggTokenMean, mask, 3, 4, 0)
-	sm := AggregationWeights(AggSeqMeanTokenMean, mask, 3, 4, 0)
-	dr := AggregationWeights(AggSeqMeanTokenSumNrm, mask, 3, 4, 10)
+	tm := spec.AggregationWeights(spec.AggTokenMean, mask, 3, 4, 0)
+	sm := spec.AggregationWeights(spec.AggSeqMeanTokenMean, mask, 3, 4, 0)
+	dr := spec.AggregationWeights(spec.AggSeqMeanTokenSumNrm, mask, 3, 4, 10)
 	for i, m := range mask {
 		wantTM, wantSM, wantDR := 0.0, 0.0, 0.0
 		if m {
@@ -128,7 +130,7 @@ func TestAggregationWeights(t *testing.T) {
 		approx(t, "seq-mean-token-mean", sm[i], wantSM)
 		approx(t, "seq-mean-token-sum-norm", dr[i], wantDR)
 	}
-	if got := AggregationWeights(AggTokenMean, make([]bool, 4), 1, 4, 0); got[0] != 0 {
+	if got := spec.AggregationWeights(spec.AggTokenMean, make([]bool, 4), 1, 4, 0); got[0] != 0 {
 		t.Fatalf("an empty mask must give zero weights, got %v", got)
 	}
 }
@@ -139,7 +141,7 @@ func TestAggregationWeights(t *testing.T) {
 // = −1.8097 → ℓ = 1.8097). Averaged over the 2 steps.
 func TestStepObjectiveHandComputed(t *testing.T) {
 	exec := graph.MustNewExec(backendT(t), func(in []*graph.Node) []*graph.Node {
-		r := stepLoss(DefaultLossConfig(), in[0], in[1], in[2], in[3], nil, in[4], in[5], in[6])
+		r := stepLoss(spec.DefaultLossConfig(), in[0], in[1], in[2], in[3], nil, in[4], in[5], in[6])
 		return []*graph.Node{r.pg, r.clipFrac}
 	})
 	f := func(v []float32, d ...int) *tensors.Tensor { return tensors.FromFlatDataAndDimensions(v, d...) }

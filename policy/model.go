@@ -7,13 +7,12 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // negInf is the additive attention bias of masked positions: exp underflows to exactly 0.
 const negInf = -1e30
-
-// LayerNormEps is the LayerNorm ε, shared by the graph and the host inference engine.
-const LayerNormEps = 1e-5
 
 // geluC1 and geluC3 are the coefficients of the tanh approximation of GELU:
 // gelu(x) = ½·x·(1 + tanh(C1·x + C3·x³)), C1 = √(2/π), C3 = 0.044715·√(2/π).
@@ -73,7 +72,7 @@ func normalize(x *Node) *Node {
 	mean := MulScalar(sumLast(x), inv)
 	centred := Sub(x, broadcastLast(mean, dims))
 	variance := MulScalar(sumLast(Mul(centred, centred)), inv)
-	rstd := Reciprocal(Sqrt(AddScalar(variance, LayerNormEps))) // (Rsqrt has no gradient in v0.26)
+	rstd := Reciprocal(Sqrt(AddScalar(variance, spec.LayerNormEps))) // (Rsqrt has no gradient in v0.26)
 	return Mul(centred, broadcastLast(rstd, dims))
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // fakePluginC exports GetPjrtApi returning an API table that reports PJRT C API
@@ -82,7 +84,7 @@ func TestBackendBadPluginFile(t *testing.T) {
 			t.Errorf("%s: loaded", tc.path)
 			continue
 		}
-		if !errors.Is(err, ErrBackendUnavailable) || errors.Is(err, ErrUnknownBackend) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, ErrBackendUnavailable) || errors.Is(err, spec.ErrUnknownBackend) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %q, want an unavailable backend mentioning %q", tc.path, err, tc.want)
 		}
 		if d := time.Since(start); d > 5*time.Second {
@@ -152,7 +154,7 @@ func TestCheckInstalledPlugin(t *testing.T) {
 func TestUnknownBackendName(t *testing.T) {
 	for _, name := range []string{"tpu", "xla", "xla:", "xla:gpu", "xla:relative/plugin.so", "go:parallelism=1"} {
 		_, err := NewBackend(BackendOptions{Name: name})
-		if !errors.Is(err, ErrUnknownBackend) || errors.Is(err, ErrBackendUnavailable) || !strings.Contains(err.Error(), "allowed: go, xla:cpu, xla:cuda") {
+		if !errors.Is(err, spec.ErrUnknownBackend) || errors.Is(err, ErrBackendUnavailable) || !strings.Contains(err.Error(), "allowed: go, xla:cpu, xla:cuda") {
 			t.Errorf("%q: error %v", name, err)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // Policy is a transformer policy with its optimizer state on one GoMLX backend. It is not safe for
@@ -69,14 +71,11 @@ type Options struct {
 	Devices int
 }
 
-// MaxDevices is the largest Options.Devices.
-const MaxDevices = 64
-
 // checkDevices checks Options.Devices against the backend; errors name the key policy.devices.
 func checkDevices(b backends.Backend, n int) error {
 	switch {
-	case n < 0 || n > MaxDevices:
-		return fmt.Errorf("policy.devices: %d is out of range (allowed 0 or 1 = one device, up to %d)", n, MaxDevices)
+	case n < 0 || n > spec.MaxDevices:
+		return fmt.Errorf("policy.devices: %d is out of range (allowed 0 or 1 = one device, up to %d)", n, spec.MaxDevices)
 	case n > b.NumDevices():
 		return fmt.Errorf("policy.devices: %d, but backend %s has %d device(s) (the go backend has one; "+
 			"xla:cpu exposes as many host devices as asked for, xla:cuda one per GPU)", n, b.Name(), b.NumDevices())
@@ -115,21 +114,21 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 	init := o.Init
 	if init == nil {
 		init = initialValues(o.Model, o.Seed)
-	} else if err := CheckWeights(o.Model, init); err != nil {
+	} else if err := spec.CheckWeights(o.Model, init); err != nil {
 		return nil, err
 	}
 	root := p.ctx.Checked(false)
-	for i, s := range paramSpecs(o.Model) {
+	for i, s := range spec.Params(o.Model) {
 		// "block0/wq" becomes variable wq in scope …/block0: a name must not hold the scope
 		// separator, or a checkpoint would load it into a different variable.
-		scope, name := path.Split(s.name)
+		scope, name := path.Split(s.Name)
 		in := func(top string) *context.Context { return root.In(top).In(strings.TrimSuffix(scope, "/")) }
-		val := tensors.FromFlatDataAndDimensions(init[i], s.shape...)
+		val := tensors.FromFlatDataAndDimensions(init[i], s.Shape...)
 		p.theta = append(p.theta, in("policy").VariableWithValue(name, val))
 		p.m = append(p.m, in("adam_m").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
 		p.v = append(p.v, in("adam_v").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
-		if o.Loss.KL != KLNone {
-			refVal := tensors.FromFlatDataAndDimensions(append([]float32(nil), init[i]...), s.shape...)
+		if o.Loss.KL != spec.KLNone {
+			refVal := tensors.FromFlatDataAndDimensions(append([]float32(nil), init[i]...), s.Shape...)
 			p.ref = append(p.ref, in("reference").VariableWithValue(name, refVal).SetTrainable(false))
 		}
 	}
@@ -222,7 +221,7 @@ func (p *Policy) distributeTrain() error {
 	if p.ref != nil {
 		inputs++
 	}
-	if p.loss.Objective == ObjectiveStep {
+	if p.loss.Objective == spec.ObjectiveStep {
 		inputs += 3
 	}
 	if p.actionBias != nil {
@@ -258,7 +257,7 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 		i++
 	}
 	var stepOf, stepAdv, stepWeight *Node
-	if p.loss.Objective == ObjectiveStep {
+	if p.loss.Objective == spec.ObjectiveStep {
 		stepOf, stepAdv, stepWeight = in[i], in[i+1], in[i+2]
 		i += 3
 	}
@@ -280,9 +279,9 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	}
 	var t lossTerms
 	switch p.loss.Objective {
-	case ObjectiveStep:
+	case spec.ObjectiveStep:
 		t = stepLoss(p.loss, logp, entropy, oldLogp, weight, refLogp, stepOf, stepAdv, stepWeight)
-	case ObjectiveCrossEntropy:
+	case spec.ObjectiveCrossEntropy:
 		t = crossEntropyLoss(p.loss, logp, entropy, weight, refLogp)
 	default:
 		t = tokenLoss(p.loss, logp, entropy, oldLogp, adv, weight, refLogp)
@@ -335,7 +334,7 @@ type TrainBatch struct {
 	Targets   []int32   // next-token ids
 	OldLogp   []float32 // log π_old(target), used where Weight > 0
 	Adv       []float32 // Â of the target's step
-	Weight    []float32 // aggregation weight; 0 for context and padding (see AggregationWeights)
+	Weight    []float32 // aggregation weight; 0 for context and padding (see spec.AggregationWeights)
 	RefLogp   []float32 // log π_ref(target) when KL is on (see RefLogProbs)
 	// Step objective only: StepOf[i] is the step index (within the row) of target i or −1;
 	// StepAdv and StepWeight are Rows × Steps.
@@ -369,7 +368,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if p.ref != nil && len(b.RefLogp) != n {
 		return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
 	}
-	if p.loss.Objective == ObjectiveStep &&
+	if p.loss.Objective == spec.ObjectiveStep &&
 		(b.Steps < 1 || len(b.StepOf) != n || len(b.StepAdv) != b.Rows*b.Steps || len(b.StepWeight) != b.Rows*b.Steps) {
 		return TrainStats{}, errors.New("policy: the step objective needs StepOf, StepAdv and StepWeight")
 	}
@@ -414,7 +413,7 @@ func (p *Policy) trainArgs(b *TrainBatch, sel *selection, lr float64) []any {
 	if p.ref != nil {
 		args = append(args, sel.floats(b.RefLogp))
 	}
-	if p.loss.Objective == ObjectiveStep {
+	if p.loss.Objective == spec.ObjectiveStep {
 		args = append(args, sel.ints(b.StepOf, -1),
 			tensors.FromFlatDataAndDimensions(b.StepAdv, b.Rows, b.Steps),
 			tensors.FromFlatDataAndDimensions(b.StepWeight, b.Rows, b.Steps))
@@ -565,43 +564,4 @@ func (p *Policy) Weights() ([][]float32, error) {
 		out[i] = tensors.MustCopyFlatData[float32](t)
 	}
 	return out, nil
-}
-
-// ParamNames lists the parameter names of a configuration in the fixed order used by Weights.
-func ParamNames(c Config) []string {
-	specs := paramSpecs(c)
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.name
-	}
-	return names
-}
-
-// CheckWeights checks that w holds one array per parameter of c, each of the size of its shape
-// (the layout of Weights); errors name the first parameter that differs.
-func CheckWeights(c Config, w [][]float32) error {
-	names, shapes := ParamNames(c), ParamShapes(c)
-	if len(w) != len(names) {
-		return fmt.Errorf("policy: %d weight arrays for a policy of %d parameters", len(w), len(names))
-	}
-	for i, shape := range shapes {
-		size := 1
-		for _, n := range shape {
-			size *= n
-		}
-		if len(w[i]) != size {
-			return fmt.Errorf("policy: weight %s has %d values, want %d (shape %v)", names[i], len(w[i]), size, shape)
-		}
-	}
-	return nil
-}
-
-// ParamShapes lists the parameter shapes in the order of ParamNames.
-func ParamShapes(c Config) [][]int {
-	specs := paramSpecs(c)
-	out := make([][]int, len(specs))
-	for i, s := range specs {
-		out[i] = s.shape
-	}
-	return out
 }

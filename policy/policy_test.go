@@ -9,6 +9,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 var testBackend = sync.OnceValues(func() (backends.Backend, error) { return NewBackend(BackendOptions{Name: "go"}) })
@@ -28,7 +30,7 @@ func smallConfig() Config {
 
 func newTestPolicy(t testing.TB, c Config, l LossConfig) *Policy {
 	t.Helper()
-	p, err := New(backendT(t), Options{Model: c, Loss: l, Optim: DefaultOptimConfig(), Seed: 7})
+	p, err := New(backendT(t), Options{Model: c, Loss: l, Optim: spec.DefaultOptimConfig(), Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func newTestPolicy(t testing.TB, c Config, l LossConfig) *Policy {
 // compare each step's logits with the full-sequence logits at that position.
 func TestDecodeMatchesForward(t *testing.T) {
 	c := smallConfig()
-	p := newTestPolicy(t, c, DefaultLossConfig())
+	p := newTestPolicy(t, c, spec.DefaultLossConfig())
 	const rows, length = 3, 10
 	rng := rand.New(rand.NewPCG(1, 2))
 	tokens := make([]int32, rows*length)
@@ -90,7 +92,7 @@ func TestDecodeMatchesForward(t *testing.T) {
 func TestSelectedPositionsMatchFullForward(t *testing.T) {
 	c := smallConfig()
 	b := backendT(t)
-	specs := paramSpecs(c)
+	specs := spec.Params(c)
 	init := initialValues(c, 3)
 	const rows, length = 3, 11
 	tb := SyntheticBatch(c, rows, length, 1)
@@ -122,7 +124,7 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 		})
 		args := make([]any, 0, len(specs)+5)
 		for i, s := range specs {
-			args = append(args, tensors.FromFlatDataAndDimensions(init[i], s.shape...))
+			args = append(args, tensors.FromFlatDataAndDimensions(init[i], s.Shape...))
 		}
 		if selected {
 			args = append(args, tensors.FromFlatDataAndDimensions(tb.Tokens, rows, length), sel.ints(tb.Targets, 0),
@@ -147,7 +149,7 @@ func TestSelectedPositionsMatchFullForward(t *testing.T) {
 		}
 	}
 
-	p := newTestPolicy(t, c, DefaultLossConfig())
+	p := newTestPolicy(t, c, spec.DefaultLossConfig())
 	want, _, err := p.LogProbs(tb)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // padBatch lays a [2,3] array into the corner of a [3,4] one, zeros elsewhere; unpad takes it back.
@@ -41,14 +43,14 @@ func TestPadBatch(t *testing.T) {
 // the token and the step objective, and after three updates the same weights; it meets one shape
 // per executable.
 func TestBucketedShapesAreNeutral(t *testing.T) {
-	for _, objective := range []string{ObjectiveToken, ObjectiveStep} {
+	for _, objective := range []string{spec.ObjectiveToken, spec.ObjectiveStep} {
 		c := smallConfig()
-		l := DefaultLossConfig()
+		l := spec.DefaultLossConfig()
 		l.Objective = objective
 		exact, padded := newTestPolicy(t, c, l), newTestPolicy(t, c, l)
 		padded.bucketed = true
 		b := SyntheticBatch(c, 5, 11, 4)
-		if objective == ObjectiveStep {
+		if objective == spec.ObjectiveStep {
 			b.Steps = 3
 			b.StepOf = make([]int32, b.Rows*b.Len)
 			b.StepAdv, b.StepWeight = make([]float32, b.Rows*3), make([]float32, b.Rows*3)

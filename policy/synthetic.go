@@ -1,6 +1,10 @@
 package policy
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/graftrl/graftrl/policy/spec"
+)
 
 // SyntheticBatch is the minibatch of the benchmarks and tests, the same as scripts/bench/torch_ref.py's: random tokens and targets,
 // every third position an action token (token-mean weights), old log-prob −4.1, advantages
@@ -17,6 +21,6 @@ func SyntheticBatch(c Config, rows, length int, seed uint64) *TrainBatch {
 		b.Adv[i] = float32(rng.NormFloat64())
 		mask[i] = i%length%3 == 2
 	}
-	b.Weight = AggregationWeights(AggTokenMean, mask, rows, length, 0)
+	b.Weight = spec.AggregationWeights(spec.AggTokenMean, mask, rows, length, 0)
 	return b
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // xlaCPUEnv set to 1 turns the skip of the xla:cpu conformance tests into a failure, so that CI,
@@ -75,7 +76,7 @@ func bothBackends(t *testing.T) (xla, gob backends.Backend) {
 
 // xlaConfig is the quickstart's architecture with a small vocabulary and context.
 func xlaConfig() policy.Config {
-	c := policy.DefaultConfig()
+	c := spec.DefaultConfig()
 	c.Vocab, c.MaxLen = 24, 32
 	return c
 }
@@ -84,9 +85,9 @@ func xlaConfig() policy.Config {
 // without gradient clipping, so that the first Adam moment after one step is (1−β1)·∇ exactly;
 // half the vocabulary may form actions, which exercises the action mask.
 func xlaOptions(c policy.Config, init [][]float32) policy.Options {
-	l := policy.DefaultLossConfig()
+	l := spec.DefaultLossConfig()
 	l.EntropyCoef = 0.05
-	o := policy.DefaultOptimConfig()
+	o := spec.DefaultOptimConfig()
 	o.GradClip = 0
 	var actions []int32
 	for id := 0; id < c.Vocab; id += 2 {
@@ -192,8 +193,8 @@ func adamFirstMoments(t *testing.T, p *policy.Policy) map[string][]float32 {
 			out[name] = tensors.MustCopyFlatData[float32](val)
 		}
 	}
-	if len(out) != len(policy.ParamNames(p.Config())) {
-		t.Fatalf("found %d Adam moments for %d parameters", len(out), len(policy.ParamNames(p.Config())))
+	if len(out) != len(spec.ParamNames(p.Config())) {
+		t.Fatalf("found %d Adam moments for %d parameters", len(out), len(spec.ParamNames(p.Config())))
 	}
 	return out
 }
@@ -255,7 +256,7 @@ func sameUpdate(t *testing.T, nameA, nameB string, sx, sg policy.TrainStats, px,
 			// The key bias adds q·b_k to every score of a query, which the softmax cancels: its
 			// gradient is 0 in exact arithmetic (and on the go backend); XLA's must be rounding
 			// noise on the scale of the largest gradient entry.
-			toGrad := 1 / (1 - policy.DefaultOptimConfig().Beta1)
+			toGrad := 1 / (1 - spec.DefaultOptimConfig().Beta1)
 			t.Logf("%s: max |gradient| %.3g on %s, %.3g on %s (0 in exact arithmetic)", name, d*toGrad, nameA, scale*toGrad, nameB)
 			if d > xlaTol*largest {
 				t.Errorf("%s: gradient %.3g where it is 0 in exact arithmetic (largest gradient entry %.3g)", name, d, largest)

@@ -5,13 +5,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/graftrl/graftrl/internal/limits"
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
+	"github.com/graftrl/graftrl/config/strict"
 )
 
 // Executors.
@@ -82,63 +81,66 @@ type Value struct {
 
 // Base is one base training config of a sweep.
 type Base struct {
-	// Config is the file as written (relative to the sweep file); Path is the path to read it
-	// from.
-	Config, Path string
+	// Config is the file as written (relative to the sweep file).
+	Config string `yaml:"config"`
+	// Path is the path to read it from.
+	Path string `yaml:"-"`
 	// Set holds key.path=value overrides applied to this base before the grid's values (a
 	// shorter budget for one env of a study, say).
-	Set []string
+	Set []string `yaml:"set"`
 }
 
 // Variant is a named set of overrides, compared as the method Label.
 type Variant struct {
-	Label string
-	Set   []string
+	// Label names the variant's runs and its method in comparisons.
+	Label string `yaml:"label"`
+	// Set holds its key.path=value overrides.
+	Set []string `yaml:"set"`
 }
 
 // SlurmConfig holds the resources of the Slurm job array.
 type SlurmConfig struct {
 	// Partition is the partition (--partition; empty: the cluster's default).
-	Partition string `json:"partition,omitempty"`
+	Partition string `yaml:"partition" json:"partition,omitempty"`
 	// Time is the time limit of each task (--time, e.g. "00:30:00"; empty: the partition's).
-	Time string `json:"time,omitempty"`
+	Time string `yaml:"time" json:"time,omitempty"`
 	// CPUsPerTask is --cpus-per-task (default 1); GOMAXPROCS follows it.
-	CPUsPerTask int `json:"cpus_per_task"`
+	CPUsPerTask int `yaml:"cpus_per_task" json:"cpus_per_task"`
 	// GPUs is the number of GPUs per task (--gres=gpu:N; 0: none).
-	GPUs int `json:"gpus,omitempty"`
+	GPUs int `yaml:"gpus" json:"gpus,omitempty"`
 	// MaxParallel caps the tasks running at once (the %N of --array; 0: no cap).
-	MaxParallel int `json:"max_parallel,omitempty"`
+	MaxParallel int `yaml:"max_parallel" json:"max_parallel,omitempty"`
 	// Extra lines are written verbatim after the generated #SBATCH lines (#SBATCH --mem=2G,
 	// #SBATCH --account=…, or shell commands such as module loads).
-	Extra []string `json:"extra,omitempty"`
+	Extra []string `yaml:"extra" json:"extra,omitempty"`
 	// JobName is --job-name (default graftrl-<sweep name>).
-	JobName string `json:"job_name,omitempty"`
+	JobName string `yaml:"job_name" json:"job_name,omitempty"`
 	// Binary is the graftrl executable the tasks run (default: the running one).
-	Binary string `json:"binary,omitempty"`
+	Binary string `yaml:"binary" json:"binary,omitempty"`
 }
 
 // CompareConfig holds the defaults of `graftrl compare` on the sweep directory.
 type CompareConfig struct {
 	// Metric is the eval metric compared (default eval/success).
-	Metric string `json:"metric,omitempty"`
+	Metric string `yaml:"metric" json:"metric,omitempty"`
 	// Baseline is the method the others are tested against (default grpo when present).
-	Baseline string `json:"baseline,omitempty"`
+	Baseline string `yaml:"baseline" json:"baseline,omitempty"`
 	// Final is FinalCommonBudget (default for sweeps) or FinalLast.
-	Final string `json:"final"`
+	Final string `yaml:"final" json:"final"`
 	// BudgetTol is the relative budget spread allowed under FinalLast.
-	BudgetTol float64 `json:"budget_tol,omitempty"`
+	BudgetTol float64 `yaml:"budget_tol" json:"budget_tol,omitempty"`
 	// Force compares runs whose budgets differ beyond BudgetTol.
-	Force bool `json:"force,omitempty"`
+	Force bool `yaml:"force" json:"force,omitempty"`
 	// Title heads the report.
-	Title string `json:"title,omitempty"`
+	Title string `yaml:"title" json:"title,omitempty"`
 }
 
-// Load reads and validates a sweep config file. Problems are *trainer.ConfigErrors naming the
+// Load reads and validates a sweep config file. Problems are *config.Errors naming the
 // file, the key, the value and what is allowed.
 func Load(path string) (*Config, error) {
-	data, err := limits.Config.ReadFile(path)
+	data, err := config.ReadFile(path)
 	if err != nil {
-		return nil, &trainer.ConfigError{File: path, Msg: err.Error()}
+		return nil, err
 	}
 	return Parse(path, data)
 }
@@ -150,72 +152,58 @@ var (
 	slurmTime = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2}|UNLIMITED|INFINITE)$`)
 )
 
-var (
-	topKeys     = []string{"name", "base", "bases", "out_dir", "grid", "variants", "set", "executor", "workers", "slurm", "compare"}
-	slurmKeys   = []string{"partition", "time", "cpus_per_task", "gpus", "max_parallel", "extra", "job_name", "binary"}
-	compareKeys = []string{"metric", "baseline", "final", "budget_tol", "force", "title"}
-	variantKeys = []string{"label", "set"}
-	baseKeys    = []string{"config", "set"}
-)
+// file is a sweep config as written: the keys of Config, the base config in either form, and
+// the grid as a mapping whose order is kept.
+type file struct {
+	Name     string        `yaml:"name"`
+	Base     string        `yaml:"base"`
+	Bases    []yaml.Node   `yaml:"bases"`
+	OutDir   string        `yaml:"out_dir"`
+	Grid     yaml.Node     `yaml:"grid"`
+	Variants []Variant     `yaml:"variants"`
+	Set      []string      `yaml:"set"`
+	Executor string        `yaml:"executor"`
+	Workers  int           `yaml:"workers"`
+	Slurm    SlurmConfig   `yaml:"slurm"`
+	Compare  CompareConfig `yaml:"compare"`
+}
 
 // Parse is Load on bytes; path names the file in errors and anchors the base config's path.
 func Parse(path string, data []byte) (*Config, error) {
-	c := &Config{File: path, OutDir: DefaultOutDir, Executor: ExecLocal,
-		Slurm: SlurmConfig{CPUsPerTask: 1}, Compare: CompareConfig{Final: FinalCommonBudget}}
 	fail := func(format string, args ...any) (*Config, error) {
-		return nil, &trainer.ConfigError{File: path, Msg: fmt.Sprintf(format, args...)}
+		return nil, &config.Error{File: path, Msg: fmt.Sprintf(format, args...)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return fail("%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return fail("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return fail("the top level must be a mapping of keys (%s; see configs/README.md, Sweeps)", strings.Join(topKeys, ", "))
+		return fail("the top level must be a mapping of keys (see configs/README.md, Sweeps)")
 	}
-	root := doc.Content[0]
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i].Value, root.Content[i+1]
-		if seen[key] {
-			return fail("key %q appears twice", key)
-		}
-		seen[key] = true
-		var err error
-		switch key {
-		case "name":
-			c.Name, err = scalarString(val, key)
-		case "base":
-			var b Base
-			b.Config, err = scalarString(val, key)
-			c.Bases = append([]Base{b}, c.Bases...)
-		case "bases":
-			var bs []Base
-			bs, err = parseBases(val)
-			c.Bases = append(c.Bases, bs...)
-		case "out_dir":
-			c.OutDir, err = scalarString(val, key)
-		case "grid":
-			c.Grid, err = parseGrid(val)
-		case "variants":
-			c.Variants, err = parseVariants(val)
-		case "set":
-			c.Set, err = stringList(val, key)
-		case "executor":
-			c.Executor, err = scalarString(val, key)
-		case "workers":
-			c.Workers, err = scalarInt(val, key)
-		case "slurm":
-			err = c.Slurm.parse(val)
-		case "compare":
-			err = c.Compare.parse(val)
-		default:
-			err = fmt.Errorf("unknown key %q (allowed at the top level: %s)", key, strings.Join(topKeys, ", "))
-		}
-		if err != nil {
+	f := file{OutDir: DefaultOutDir, Executor: ExecLocal,
+		Slurm: SlurmConfig{CPUsPerTask: 1}, Compare: CompareConfig{Final: FinalCommonBudget}}
+	if err := strict.Decode(doc.Content[0], &f); err != nil {
+		return fail("%v", err)
+	}
+	c := &Config{File: path, Name: f.Name, OutDir: f.OutDir, Variants: f.Variants, Set: f.Set,
+		Executor: f.Executor, Workers: f.Workers, Slurm: f.Slurm, Compare: f.Compare}
+	if f.Base != "" {
+		c.Bases = []Base{{Config: f.Base}}
+	}
+	if f.Bases != nil && len(f.Bases) == 0 {
+		return fail("bases: must be a non-empty list of base configs (paths, or {config: PATH, set: [key=value]})")
+	}
+	bases, err := parseBases(f.Bases)
+	if err != nil {
+		return fail("%v", err)
+	}
+	c.Bases = append(c.Bases, bases...)
+	if f.Grid.Kind != 0 {
+		if c.Grid, err = parseGrid(&f.Grid); err != nil {
 			return fail("%v", err)
 		}
 	}
-	if err := c.validate(seen["base"], seen["bases"]); err != nil {
+	if err := c.validate(f.Base != "", f.Bases != nil); err != nil {
 		return fail("%v", err)
 	}
 	for i := range c.Bases {
@@ -285,6 +273,18 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 	}
 	labels := map[string]bool{}
 	for i, v := range c.Variants {
+		where := fmt.Sprintf("variants[%d]", i)
+		if !safeName.MatchString(v.Label) {
+			return fmt.Errorf("%s.label: %q is not allowed (a non-empty name of letters, digits and . _ + = -)", where, v.Label)
+		}
+		for _, s := range v.Set {
+			if err := checkOverride(s); err != nil {
+				return fmt.Errorf("%s.set: %q: %v", where, s, err)
+			}
+			if k, _, _ := strings.Cut(s, "="); k == "label" {
+				return fmt.Errorf("%s.set: %q: a variant's label is its label key", where, s)
+			}
+		}
 		if labels[v.Label] {
 			return fmt.Errorf("variants[%d].label: %q is used twice", i, v.Label)
 		}
@@ -414,15 +414,12 @@ func slug(s string) string {
 	}, s)
 }
 
-// parseBases reads the key bases: a list whose items are a config path or a mapping
-// {config: PATH, set: [key=value, …]}.
-func parseBases(n *yaml.Node) ([]Base, error) {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return nil, fmt.Errorf("bases: must be a non-empty list of base configs (paths, or {config: PATH, set: [key=value]})")
-	}
+// parseBases reads the items of the key bases: a config path, or a mapping {config: PATH,
+// set: [key=value, …]}.
+func parseBases(items []yaml.Node) ([]Base, error) {
 	var out []Base
-	for i, it := range n.Content {
-		at := fmt.Sprintf("bases[%d]", i)
+	for i := range items {
+		it, at := &items[i], fmt.Sprintf("bases[%d]", i)
 		if it.Kind == yaml.ScalarNode {
 			out = append(out, Base{Config: it.Value})
 			continue
@@ -431,20 +428,8 @@ func parseBases(n *yaml.Node) ([]Base, error) {
 			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value]}", at)
 		}
 		var b Base
-		for j := 0; j+1 < len(it.Content); j += 2 {
-			key, val := it.Content[j].Value, it.Content[j+1]
-			var err error
-			switch key {
-			case "config":
-				b.Config, err = scalarString(val, at+".config")
-			case "set":
-				b.Set, err = stringList(val, at+".set")
-			default:
-				err = fmt.Errorf("%s: unknown key %q (allowed: %s)", at, key, strings.Join(baseKeys, ", "))
-			}
-			if err != nil {
-				return nil, err
-			}
+		if err := strict.DecodeAt(it, at, &b); err != nil {
+			return nil, err
 		}
 		if b.Config == "" {
 			return nil, fmt.Errorf("%s.config: the base config path is required", at)
@@ -452,83 +437,6 @@ func parseBases(n *yaml.Node) ([]Base, error) {
 		out = append(out, b)
 	}
 	return out, nil
-}
-
-func parseVariants(n *yaml.Node) ([]Variant, error) {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return nil, fmt.Errorf("variants: must be a non-empty list of {label: NAME, set: [key=value, ...]}")
-	}
-	var out []Variant
-	for i, it := range n.Content {
-		where := fmt.Sprintf("variants[%d]", i)
-		if it.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: must be a mapping {label: NAME, set: [key=value, ...]}", where)
-		}
-		var v Variant
-		for j := 0; j+1 < len(it.Content); j += 2 {
-			key, val := it.Content[j].Value, it.Content[j+1]
-			var err error
-			switch key {
-			case "label":
-				v.Label, err = scalarString(val, where+".label")
-			case "set":
-				v.Set, err = stringList(val, where+".set")
-			default:
-				err = fmt.Errorf("unknown key %q (allowed under variants: %s)", where+"."+key, strings.Join(variantKeys, ", "))
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		if !safeName.MatchString(v.Label) {
-			return nil, fmt.Errorf("%s.label: %q is not allowed (a non-empty name of letters, digits and . _ + = -)", where, v.Label)
-		}
-		for _, s := range v.Set {
-			if err := checkOverride(s); err != nil {
-				return nil, fmt.Errorf("%s.set: %q: %v", where, s, err)
-			}
-			if k, _, _ := strings.Cut(s, "="); k == "label" {
-				return nil, fmt.Errorf("%s.set: %q: a variant's label is its label key", where, s)
-			}
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func (s *SlurmConfig) parse(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("slurm: must be a mapping (%s)", strings.Join(slurmKeys, ", "))
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := n.Content[i].Value, n.Content[i+1]
-		full := "slurm." + key
-		var err error
-		switch key {
-		case "partition":
-			s.Partition, err = scalarString(val, full)
-		case "time":
-			s.Time, err = scalarString(val, full)
-		case "cpus_per_task":
-			s.CPUsPerTask, err = scalarInt(val, full)
-		case "gpus":
-			s.GPUs, err = scalarInt(val, full)
-		case "max_parallel":
-			s.MaxParallel, err = scalarInt(val, full)
-		case "extra":
-			s.Extra, err = stringList(val, full)
-		case "job_name":
-			s.JobName, err = scalarString(val, full)
-		case "binary":
-			s.Binary, err = scalarString(val, full)
-		default:
-			err = fmt.Errorf("unknown key %q (allowed under slurm: %s)", full, strings.Join(slurmKeys, ", "))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (s *SlurmConfig) validate() error {
@@ -554,37 +462,6 @@ func (s *SlurmConfig) validate() error {
 	return nil
 }
 
-func (c *CompareConfig) parse(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("compare: must be a mapping (%s)", strings.Join(compareKeys, ", "))
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := n.Content[i].Value, n.Content[i+1]
-		full := "compare." + key
-		var err error
-		switch key {
-		case "metric":
-			c.Metric, err = scalarString(val, full)
-		case "baseline":
-			c.Baseline, err = scalarString(val, full)
-		case "final":
-			c.Final, err = scalarString(val, full)
-		case "budget_tol":
-			c.BudgetTol, err = scalarFloat(val, full)
-		case "force":
-			c.Force, err = scalarBool(val, full)
-		case "title":
-			c.Title, err = scalarString(val, full)
-		default:
-			err = fmt.Errorf("unknown key %q (allowed under compare: %s)", full, strings.Join(compareKeys, ", "))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (c *CompareConfig) validate() error {
 	if c.Final != FinalLast && c.Final != FinalCommonBudget {
 		return fmt.Errorf("compare.final: %q is not allowed (allowed: %s, %s)", c.Final, FinalCommonBudget, FinalLast)
@@ -593,69 +470,6 @@ func (c *CompareConfig) validate() error {
 		return fmt.Errorf("compare.budget_tol: %v is out of range (allowed 0..1, a fraction: 0.05 allows a 5 %% spread)", c.BudgetTol)
 	}
 	return nil
-}
-
-func scalarString(n *yaml.Node, key string) (string, error) {
-	if n.Kind != yaml.ScalarNode {
-		return "", fmt.Errorf("%s: must be a string, got a %s", key, kindName(n))
-	}
-	return n.Value, nil
-}
-
-func scalarInt(n *yaml.Node, key string) (int, error) {
-	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("%s: must be an integer, got a %s", key, kindName(n))
-	}
-	v, err := strconv.Atoi(n.Value)
-	if err != nil {
-		return 0, fmt.Errorf("%s: value %q is not a valid integer", key, n.Value)
-	}
-	return v, nil
-}
-
-func scalarFloat(n *yaml.Node, key string) (float64, error) {
-	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("%s: must be a number, got a %s", key, kindName(n))
-	}
-	v, err := strconv.ParseFloat(n.Value, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s: value %q is not a valid number", key, n.Value)
-	}
-	return v, nil
-}
-
-func scalarBool(n *yaml.Node, key string) (bool, error) {
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		return false, fmt.Errorf("%s: value %q is not a valid boolean (true/false)", key, n.Value)
-	}
-	return b, nil
-}
-
-func stringList(n *yaml.Node, key string) ([]string, error) {
-	if n.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%s: must be a list of strings, e.g. [\"env_steps=50000\"]", key)
-	}
-	var out []string
-	for _, it := range n.Content {
-		if it.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("%s: item at line %d must be a string", key, it.Line)
-		}
-		out = append(out, it.Value)
-	}
-	return out, nil
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "scalar"
 }
 
 // Dir is the sweep directory <out_dir>/<name>.

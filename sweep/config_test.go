@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
 )
 
 func TestParse(t *testing.T) {
@@ -66,16 +66,16 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 	}
 }
 
-// Every mistake is a *trainer.ConfigError (exit status 2) naming the key, the value and what is allowed.
+// Every mistake is a *config.Error (exit status 2) naming the key, the value and what is allowed.
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: name, base, bases, out_dir, grid`},
+		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: base, bases, compare, executor, grid, name, out_dir, set, slurm, variants, workers)`},
 		{"base: b\n", "name: a sweep name is required"},
 		{"name: a/b\nbase: b\n", `name: "a/b" is not allowed`},
 		{"name: x\n", "base: the base training config is required"},
 		{"name: x\nbase: b\nexecutor: k8s\n", `executor: "k8s" is not allowed (allowed: local, slurm)`},
 		{"name: x\nbase: b\nworkers: -1\n", "workers: -1 is out of range"},
-		{"name: x\nbase: b\nworkers: many\n", `workers: value "many" is not a valid integer`},
+		{"name: x\nbase: b\nworkers: many\n", `key "workers": value "many" is not a valid integer`},
 		{"name: x\nbase: b\ngrid: [seed]\n", "grid: must be a mapping"},
 		{"name: x\nbase: b\ngrid: {seed: []}\n", "grid.seed: the list of values is empty"},
 		{"name: x\nbase: b\ngrid: {seed: [1, 1]}\n", `grid.seed: the value "1" appears twice`},
@@ -84,23 +84,23 @@ func TestParseErrors(t *testing.T) {
 		{"name: x\nbase: b\ngrid: {name: [a, b]}\n", "grid.name: the sweep sets each run's name itself"},
 		{"name: x\nbase: b\ngrid: {seed: [1]}\nset: [seed=2]\n", `set: "seed=2" sets the grid key "seed"`},
 		{"name: x\nbase: b\nset: [epochs]\n", `set: "epochs": expected key.path=value`},
-		{"name: x\nbase: b\nset: env_steps=1\n", "set: must be a list of strings"},
+		{"name: x\nbase: b\nset: env_steps=1\n", `key "set": must be a list of strings`},
 		{"name: x\nbase: b\nvariants: [{label: a}, {label: a}]\n", `variants[1].label: "a" is used twice`},
 		{"name: x\nbase: b\nvariants: [{name: a}]\n", `unknown key "variants[0].name" (allowed under variants: label, set)`},
 		{"name: x\nbase: b\nvariants: [{set: [a=1]}]\n", `variants[0].label: "" is not allowed`},
-		{"name: x\nbase: b\nslurm: {partition: debug, memory: 2G}\n", `unknown key "slurm.memory" (allowed under slurm: partition, time, cpus_per_task`},
+		{"name: x\nbase: b\nslurm: {partition: debug, memory: 2G}\n", `unknown key "slurm.memory" (allowed under slurm: binary, cpus_per_task, extra, gpus, job_name, max_parallel, partition, time)`},
 		{"name: x\nbase: b\nslurm: {time: 30min}\n", `slurm.time: "30min" is not a Slurm time`},
 		{"name: x\nbase: b\nslurm: {cpus_per_task: 0}\n", "slurm.cpus_per_task: 0 is out of range (allowed 1..1024)"},
 		{"name: x\nbase: b\nslurm: {gpus: -1}\n", "slurm.gpus: -1 is out of range"},
 		{"name: x\nbase: b\ncompare: {final: best}\n", `compare.final: "best" is not allowed (allowed: common-budget, last)`},
 		{"name: x\nbase: b\ncompare: {budget_tol: 5}\n", "compare.budget_tol: 5 is out of range (allowed 0..1"},
-		{"name: x\nbase: b\ncompare: {force: maybe}\n", `compare.force: value "maybe" is not a valid boolean`},
+		{"name: x\nbase: b\ncompare: {force: maybe}\n", `key "compare.force": value "maybe" is not a valid boolean (true/false)`},
 		{"name: x\nbase: b\nname: y\n", `key "name" appears twice`},
 		{"- a\n", "the top level must be a mapping"},
 		{"name: [x\n", "did not find expected"},
 	} {
 		_, err := Parse("s.yaml", []byte(tc.yaml))
-		var ce *trainer.ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || ce.File != "s.yaml" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want a ConfigError of s.yaml containing %q", tc.yaml, err, tc.want)
 		}
@@ -115,7 +115,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("fuzz.yaml", data)
 		if err != nil {
-			var ce *trainer.ConfigError
+			var ce *config.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("not a ConfigError: %v", err)
 			}

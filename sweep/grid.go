@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
 )
 
 // Folders and files inside a sweep directory.
@@ -50,7 +50,7 @@ type Run struct {
 	// Config is the resolved config file, relative to the sweep directory.
 	Config string `json:"config"`
 
-	resolved *trainer.Config
+	resolved *config.Config
 }
 
 // Param is one grid value of a run.
@@ -60,7 +60,7 @@ type Param struct {
 }
 
 // Resolved returns the run's resolved training config (nil for runs read from a manifest).
-func (r *Run) Resolved() *trainer.Config { return r.resolved }
+func (r *Run) Resolved() *config.Config { return r.resolved }
 
 // RunPath is the run's directory relative to the sweep directory.
 func (r *Run) RunPath() string { return filepath.Join(RunDir, r.Name) }
@@ -97,7 +97,7 @@ const MaxRuns = 100_000
 
 // Size returns how many runs the grid expands to: the number of bases times the product of the
 // axes' lengths (variants count as one axis). A grid of more than MaxRuns runs is a
-// *trainer.ConfigError naming its size; the product is counted exactly, whatever its size, so
+// *config.Error naming its size; the product is counted exactly, whatever its size, so
 // that no grid overflows into a small or negative count.
 func (c *Config) Size() (int, error) {
 	total := big.NewInt(int64(len(c.Bases)))
@@ -110,7 +110,7 @@ func (c *Config) Size() (int, error) {
 		factors = append(factors, fmt.Sprintf("%s %d", ax.key, len(ax.values)))
 	}
 	if total.Cmp(big.NewInt(MaxRuns)) > 0 {
-		return 0, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf("grid: %s runs (%s) is more than the %d allowed; shorten an axis or split the sweep",
+		return 0, &config.Error{File: c.File, Msg: fmt.Sprintf("grid: %s runs (%s) is more than the %d allowed; shorten an axis or split the sweep",
 			total, strings.Join(factors, " × "), MaxRuns)}
 	}
 	return int(total.Int64()), nil
@@ -118,8 +118,8 @@ func (c *Config) Size() (int, error) {
 
 // Expand reads the base configs and expands the grid into runs in index order: per base (in
 // file order), the cartesian product of the axes in file order (variants last), the last axis
-// varying fastest. Every run's config is resolved with trainer.Parse (base + the base's set +
-// grid values + variant + set), so a bad key or value is a *trainer.ConfigError before anything
+// varying fastest. Every run's config is resolved with config.Parse (base + the base's set +
+// grid values + variant + set), so a bad key or value is a *config.Error before anything
 // runs. With several bases, each run's params start with {base, its config as written}.
 func (c *Config) Expand() ([]Run, error) {
 	var runs []Run
@@ -139,7 +139,7 @@ func (c *Config) Expand() ([]Run, error) {
 // of fn stops the expansion and is returned as it is.
 func (c *Config) Each(fn func(Run) error) error {
 	fail := func(format string, args ...any) error {
-		return &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...)}
+		return &config.Error{File: c.File, Msg: fmt.Sprintf(format, args...)}
 	}
 	total, err := c.Size()
 	if err != nil {
@@ -186,7 +186,7 @@ func (c *Config) Each(fn func(Run) error) error {
 			ov = append(ov, ax.sets[pick[k]]...)
 		}
 		ov = append(ov, c.Set...)
-		cfg, err := trainer.Parse(b.Path, bases[bi], append([]string{placeholder}, ov...))
+		cfg, err := config.Parse(b.Path, bases[bi], append([]string{placeholder}, ov...))
 		if err != nil {
 			return fail("run %s: %s", paramText(params), configMsg(err))
 		}
@@ -237,7 +237,7 @@ func (c *Config) Each(fn func(Run) error) error {
 // env); the method part is the variant's label, else the label axis's value, else the
 // estimator axis's value, else the base's label or estimator. Every other axis adds key=value,
 // in axis order, to both the name and the method, so that a comparison keeps them apart.
-func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *trainer.Config) {
+func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *config.Config) {
 	find := func(key string) int {
 		for k, ax := range axes {
 			if ax.key == key {
@@ -273,7 +273,7 @@ func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *trainer.Config) {
 }
 
 // inferredMethod is what compare calls a run without help: its label, else its estimator.
-func inferredMethod(cfg *trainer.Config) string {
+func inferredMethod(cfg *config.Config) string {
 	if cfg.Label != "" {
 		return cfg.Label
 	}
@@ -294,7 +294,7 @@ func paramText(ps []Param) string {
 // configMsg is a trainer config error without its "config FILE:" prefix (the sweep error names
 // the sweep file; the base file is named in the message when it matters).
 func configMsg(err error) string {
-	var ce *trainer.ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		return ce.Msg
 	}

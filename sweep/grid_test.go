@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
 )
 
 func names(runs []Run) string {
@@ -50,7 +50,7 @@ func TestExpand(t *testing.T) {
 		t.Errorf("resolved config %+v", cfg)
 	}
 	// The overrides alone reproduce the resolved config from the base.
-	again, err := trainer.Load(c.Bases[0].Path, r.Overrides)
+	again, err := config.Load(c.Bases[0].Path, r.Overrides)
 	if err != nil || string(again.YAML()) != string(cfg.YAML()) {
 		t.Errorf("the overrides do not reproduce the config: %v", err)
 	}
@@ -128,7 +128,7 @@ func TestExpandErrors(t *testing.T) {
 	} {
 		c := writeSweep(t, t.TempDir(), tc.sweep)
 		_, err := c.Expand()
-		var ce *trainer.ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "sweep.yaml") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want a ConfigError of the sweep file containing %q", tc.sweep, err, tc.want)
 		}
@@ -163,7 +163,7 @@ func TestExpandBases(t *testing.T) {
 	if l.Params[0] != (Param{Key: "base", Value: "lake.yaml"}) {
 		t.Errorf("params %+v", l.Params)
 	}
-	again, err := trainer.Load(filepath.Join(dir, "lake.yaml"), l.Overrides)
+	again, err := config.Load(filepath.Join(dir, "lake.yaml"), l.Overrides)
 	if err != nil || string(again.YAML()) != string(l.Resolved().YAML()) {
 		t.Errorf("the overrides do not reproduce the config: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestBasesRefused(t *testing.T) {
 		{"bases: []", "non-empty list"},
 		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice with the same set`},
 		{"bases: [{set: [seed=1]}]", "bases[0].config: the base config path is required"},
-		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "sets"`},
+		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "bases[0].sets" (allowed under bases: config, set)`},
 		{"bases: [[a.yaml]]", "bases[0]: must be a path or a mapping"},
 		{"bases: [{config: a.yaml, set: [seed]}]", "bases[0].set"},
 		{"bases: [{config: a.yaml, set: [seed=3]}]\ngrid: {seed: [1, 2]}", `sets the grid key "seed"`},
@@ -227,7 +227,7 @@ func TestGridSizeCap(t *testing.T) {
 	} {
 		c := writeSweep(t, t.TempDir(), bigGrid(tc.lens...))
 		_, err := c.Size()
-		var ce *trainer.ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: Size error %v; want a ConfigError containing %q", tc.lens, err, tc.want)
 		}

@@ -17,13 +17,12 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/rundir"
-	"github.com/graftrl/graftrl/trainer"
 )
 
-// ErrInterrupted is wrapped by the error of an execution stopped by its context (Ctrl-C). It is
-// trainer.ErrInterrupted, so graftrl exits with the same status as an interrupted `train`:
-// running the same command again continues.
-var ErrInterrupted = trainer.ErrInterrupted
+// ErrInterrupted is wrapped by the error of an execution stopped by its context (Ctrl-C).
+// graftrl exits on it with the status of an interrupted `train` (trainer.ErrInterrupted, whose
+// words it shares): running the same command again continues.
+var ErrInterrupted = errors.New("training interrupted")
 
 // Launcher trains runs of a sweep, one `graftrl train` process per run.
 type Launcher struct {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graftrl/graftrl/config"
 	_ "github.com/graftrl/graftrl/envs/all" // register the environments the test configs use
 	"github.com/graftrl/graftrl/rundir"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // TestMain lets the test binary stand in for `graftrl train` (GRAFTRL_FAKE_TRAIN=1), so that
@@ -46,7 +46,7 @@ func fakeTrain(args []string) int {
 		fmt.Fprintln(os.Stderr, "fake train: bad arguments", args)
 		return 2
 	}
-	cfg, err := trainer.Load(cfgPath, []string{"out_dir=" + outDir})
+	cfg, err := config.Load(cfgPath, []string{"out_dir=" + outDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -13,7 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
 )
 
 // ManifestVersion is the version of manifest.json this package writes and reads.
@@ -72,7 +72,7 @@ func IsSweepDir(dir string) bool {
 // Plan expands the sweep and merges it with the sweep directory's manifest when there is one,
 // without writing anything: runs already in the manifest keep their index, new runs are
 // appended. A run whose resolved config differs from the one the directory holds, or a run of
-// the manifest the grid no longer has, is a *trainer.ConfigError: its results would no longer
+// the manifest the grid no longer has, is a *config.Error: its results would no longer
 // match the sweep config.
 func (c *Config) Plan() (*Manifest, error) {
 	runs, err := c.Expand()
@@ -96,7 +96,7 @@ func (c *Config) Plan() (*Manifest, error) {
 		return nil, err
 	}
 	fail := func(format string, args ...any) (*Manifest, error) {
-		return nil, &trainer.ConfigError{File: c.File, Msg: fmt.Sprintf(format, args...) +
+		return nil, &config.Error{File: c.File, Msg: fmt.Sprintf(format, args...) +
 			fmt.Sprintf("; give the sweep a new name, or remove %s to start it over", dir)}
 	}
 	byName := map[string]*Run{}
@@ -207,7 +207,7 @@ func writeIfChanged(path string, data []byte) error {
 // two configs that train the same run compare equal even when written from different working
 // directories or by different graftrl versions (a key added with its default changes nothing).
 func canonicalConfig(data []byte) ([]byte, error) {
-	cfg, err := trainer.Parse("config", data, nil)
+	cfg, err := config.Parse("config", data, nil)
 	if err != nil {
 		return nil, errors.New(configMsg(err))
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graftrl/graftrl/trainer"
+	"github.com/graftrl/graftrl/config"
 )
 
 // Prepare writes the manifest and each run's resolved config; indices stay fixed when the grid
@@ -32,7 +32,7 @@ func TestManifestIndexStability(t *testing.T) {
 	if names(loaded.Runs) != names(m.Runs) || loaded.Runs[3].Name != "maze-graft-s2" || loaded.Compare.Final != FinalCommonBudget {
 		t.Fatalf("loaded manifest: %s", names(loaded.Runs))
 	}
-	cfg, err := trainer.Load(filepath.Join(sd, loaded.Runs[3].Config), nil)
+	cfg, err := config.Load(filepath.Join(sd, loaded.Runs[3].Config), nil)
 	if err != nil || cfg.Name != "maze-graft-s2" || cfg.Seed != 2 || cfg.Estimator.Name != "graft" {
 		t.Errorf("resolved config file: %+v, %v", cfg, err)
 	}
@@ -88,7 +88,7 @@ func TestManifestRefusesChanges(t *testing.T) {
 	} {
 		c := writeSweep(t, dir, tc.sweep)
 		_, err := c.Prepare()
-		var ce *trainer.ConfigError
+		var ce *config.Error
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "give the sweep a new name") {
 			t.Errorf("%q: %v; want a ConfigError containing %q", tc.sweep, err, tc.want)
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // Check tells finished runs (summary.json reaching the budget, config.yaml the sweep's) from
@@ -39,7 +39,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	check(Pending, "")
-	cfg, _ := trainer.Load(filepath.Join(sd, r.Config), nil)
+	cfg, _ := config.Load(filepath.Join(sd, r.Config), nil)
 	write(rundir.ConfigFile, string(cfg.YAML()))
 	write(rundir.MetricsFile, `{"type":"eval","iter":0,"env_steps":0,"eval/success":0.25}`+"\n"+`{"type":"train","iter":1,"env_steps":12}`+"\n")
 	check(Unfinished, "no summary.json")

@@ -4,77 +4,22 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
 
-// EstimatorRun names an estimator and its options for CompareAdvantages.
+// EstimatorRun is one estimator of CompareAdvantages: its label in the comparison, its
+// registered name and its options.
 type EstimatorRun struct {
+	Label   string
 	Name    string
 	Options map[string]any
-}
-
-// ParseEstimatorRuns reads "grpo,gigpo,graft" plus options "graft.mode=td" into runs. An
-// estimator may appear twice with a label: "graft:td" takes options "graft:td.mode=td".
-func ParseEstimatorRuns(list string, opts []string) ([]EstimatorRun, []string, error) {
-	var runs []EstimatorRun
-	var labels []string
-	index := map[string]int{}
-	for _, item := range strings.Split(list, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			return nil, nil, fmt.Errorf("--estimators %q: an empty name in the list (allowed: name or name:label, comma-separated; names: %s)",
-				list, strings.Join(EstimatorNames(), ", "))
-		}
-		name, _, _ := strings.Cut(item, ":")
-		if _, dup := index[item]; dup {
-			return nil, nil, fmt.Errorf("--estimators: %q listed twice (label repeats as name:label)", item)
-		}
-		index[item] = len(runs)
-		runs = append(runs, EstimatorRun{Name: name, Options: map[string]any{}})
-		labels = append(labels, item)
-	}
-	if len(runs) == 0 {
-		return nil, nil, fmt.Errorf("--estimators: empty list (allowed: %s)", strings.Join(EstimatorNames(), ", "))
-	}
-	for _, o := range opts {
-		kv, value, ok := strings.Cut(o, "=")
-		label, key, ok2 := strings.Cut(kv, ".")
-		if !ok || !ok2 {
-			return nil, nil, fmt.Errorf("--opt %q: expected estimator.key=value, e.g. graft.mode=td", o)
-		}
-		i, found := index[label]
-		if !found {
-			return nil, nil, fmt.Errorf("--opt %q: %q is not in --estimators", o, label)
-		}
-		runs[i].Options[key] = ParseScalar(value)
-	}
-	for i, r := range runs {
-		if _, err := NewEstimator(r.Name, r.Options); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", labels[i], err)
-		}
-	}
-	return runs, labels, nil
-}
-
-// ParseScalar reads a command-line value as a number or boolean when it is one, else a string.
-func ParseScalar(s string) any {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return int(v)
-	}
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		return v
-	}
-	if v, err := strconv.ParseBool(s); err == nil {
-		return v
-	}
-	return s
 }
 
 // AdvantageComparison holds several estimators' advantages on one frozen batch.
@@ -86,14 +31,15 @@ type AdvantageComparison struct {
 }
 
 // CompareAdvantages runs every estimator on the same batch (errored episodes excluded).
-func CompareAdvantages(b *rollout.Batch, runs []EstimatorRun, labels []string) (*AdvantageComparison, error) {
+func CompareAdvantages(b *rollout.Batch, runs []EstimatorRun) (*AdvantageComparison, error) {
 	valid := validTrajectories(b)
-	c := &AdvantageComparison{Labels: labels, Batch: valid}
+	c := &AdvantageComparison{Batch: valid}
 	for _, r := range runs {
-		est, err := NewEstimator(r.Name, r.Options)
+		est, err := advantage.New(r.Name, r.Options)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", r.Label, err)
 		}
+		c.Labels = append(c.Labels, r.Label)
 		a, d := est.Estimate(valid)
 		c.Adv = append(c.Adv, a)
 		c.Diag = append(c.Diag, d)

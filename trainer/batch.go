@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -73,7 +74,7 @@ func makeTrainBatch(rows []trainRow, loss policy.LossConfig, maxLen, maxSteps in
 	tb := &policy.TrainBatch{Rows: rowsN, Len: length, Tokens: make([]int32, n), Targets: make([]int32, n),
 		OldLogp: make([]float32, n), Adv: make([]float32, n)}
 	mask := make([]bool, n)
-	step := loss.Objective == policy.ObjectiveStep
+	step := loss.Objective == spec.ObjectiveStep
 	if step {
 		tb.Steps = maxSteps
 		tb.StepOf = make([]int32, n)
@@ -112,7 +113,7 @@ func makeTrainBatch(rows []trainRow, loss policy.LossConfig, maxLen, maxSteps in
 		}
 		totalSteps += min(len(local), maxSteps)
 	}
-	tb.Weight = policy.AggregationWeights(loss.Aggregation, mask, rowsN, length, normConstant(loss, maxLen))
+	tb.Weight = spec.AggregationWeights(loss.Aggregation, mask, rowsN, length, normConstant(loss, maxLen))
 	if step && totalSteps > 0 {
 		for b := range rows {
 			for j := range maxSteps {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 )
@@ -47,11 +48,11 @@ func TestMaxLenTooShort(t *testing.T) {
 	}
 	need, _ := strconv.Atoi(m[1])
 	cfg := tinyConfig(t, dir, "policy.max_len="+strconv.Itoa(need-1))
-	if _, err := cfg.ProbeEnv(); err == nil {
+	if _, err := ProbeEnv(&cfg); err == nil {
 		t.Errorf("max_len %d (one below the %d needed) accepted", need-1, need)
 	}
 	cfg = tinyConfig(t, dir, "policy.max_len="+strconv.Itoa(need))
-	if _, err := cfg.ProbeEnv(); err != nil {
+	if _, err := ProbeEnv(&cfg); err != nil {
 		t.Errorf("max_len %d (the length needed): %v", need, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tiny")); !errors.Is(err, os.ErrNotExist) {
@@ -62,7 +63,7 @@ func TestMaxLenTooShort(t *testing.T) {
 // An iteration whose episodes took no action — every one cut off at its prompt — is an error
 // (ErrAborted) naming policy.max_len, not an update on nothing.
 func TestNoTrainableToken(t *testing.T) {
-	tr := &Trainer{cfg: Defaults()}
+	tr := &Trainer{cfg: config.Defaults()}
 	b := &rollout.Batch{Tasks: 1, Trajs: []rollout.Trajectory{
 		{Truncated: true, Rows: []rollout.Row{{Tokens: []int32{1, 2}, StepOf: []int16{-1, -1}}}},
 		{Truncated: true},
@@ -121,7 +122,7 @@ func TestResumeFinishedRun(t *testing.T) {
 		t.Fatalf("summary.json not written again: %v", err)
 	}
 	s, _ = runTiny(t, dir, "iterations=3", "eval.every=1", "resume=auto")
-	rec, err := Load(filepath.Join(run, rundir.ConfigFile), nil)
+	rec, err := config.Load(filepath.Join(run, rundir.ConfigFile), nil)
 	if s.Iterations != 3 || err != nil || rec.Iterations != 3 {
 		t.Fatalf("extended run: %d iterations, config.yaml records %d (%v)", s.Iterations, rec.Iterations, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 )
@@ -92,7 +93,7 @@ func evalLine(m Metrics) string {
 // checkpoint started, so the two agree, sampled episodes included. When the checkpoint
 // evaluated is not the run's newest, it says so through opts.Out.
 func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
-	cfg, err := Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/maze"
 	"github.com/graftrl/graftrl/rundir"
@@ -95,7 +96,7 @@ func TestFaultContainmentInRuns(t *testing.T) {
 		})
 	}
 	dir := t.TempDir()
-	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir, "env=faulty-test", "env.mode=error", "env.every=2", "faults.max_error_share=0.1"})
+	cfg, err := config.Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir, "env=faulty-test", "env.mode=error", "env.every=2", "faults.max_error_share=0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

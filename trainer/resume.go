@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -63,7 +64,10 @@ func flattenConfig(c *Config) map[string]any {
 	walk = func(prefix string, v any) {
 		if mm, ok := v.(map[string]any); ok {
 			for k, x := range mm {
-				walk(joinPath(prefix, k), x)
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				walk(k, x)
 			}
 			return
 		}
@@ -136,7 +140,7 @@ func (t *Trainer) checkRunDir() error {
 	if !exists {
 		return nil
 	}
-	recorded, err := Load(filepath.Join(t.dir, rundir.ConfigFile), nil)
+	recorded, err := config.Load(filepath.Join(t.dir, rundir.ConfigFile), nil)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", t.dir, err)
 	}

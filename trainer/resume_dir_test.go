@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -18,7 +19,7 @@ import (
 // signal after iteration stop (0: not stopped), and returns its log.
 func trainPart(t *testing.T, dir string, stop int, sets ...string) (string, error) {
 	t.Helper()
-	cfg, err := Parse("r.yaml", []byte(resumeYAML), append([]string{"out_dir=" + dir}, sets...))
+	cfg, err := config.Parse("r.yaml", []byte(resumeYAML), append([]string{"out_dir=" + dir}, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestResumeCopiedRunDirectory(t *testing.T) {
 	if !bytes.Equal(got, want) || gotWeights != wantWeights {
 		t.Fatal("the copied run resumed does not end where the straight run ends")
 	}
-	rec, err := Load(filepath.Join(b, "copy", rundir.ConfigFile), nil)
+	rec, err := config.Load(filepath.Join(b, "copy", rundir.ConfigFile), nil)
 	if err != nil || rec.Name != "copy" || rec.OutDir != b {
 		t.Fatalf("recorded location %q %q (%v), want copy %q", rec.Name, rec.OutDir, err, b)
 	}
@@ -73,7 +74,7 @@ func TestResumeCopiedRunDirectory(t *testing.T) {
 	if _, err := trainPart(t, a+"/./", 0); err != nil {
 		t.Fatal(err)
 	}
-	if rec, _ := Load(filepath.Join(a, "r", rundir.ConfigFile), nil); rec.OutDir != a {
+	if rec, _ := config.Load(filepath.Join(a, "r", rundir.ConfigFile), nil); rec.OutDir != a {
 		t.Errorf("out_dir rewritten to %q", rec.OutDir)
 	}
 }

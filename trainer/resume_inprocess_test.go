@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
 func TestResumeInProcess(t *testing.T) {
 	want, _ := straightRun(t)
 	dir := t.TempDir()
-	cfg, _ := Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
+	cfg, _ := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
 	tr, _ := New(cfg, Options{Out: io.Discard})
 	ctx, cancel := context.WithCancel(context.Background())
 	tr.afterIteration = func() {

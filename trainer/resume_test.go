@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -45,7 +46,7 @@ func TestMain(m *testing.M) {
 
 // childTrain runs (or resumes) the resume config into dir; exit 75 when interrupted.
 func childTrain(dir string, slow bool) int {
-	cfg, err := Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
+	cfg, err := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -92,7 +93,7 @@ func startChild(t *testing.T, dir string) *exec.Cmd {
 func straightRun(t *testing.T) (metrics []byte, weights string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
+	cfg, err := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func readRun(t *testing.T, run string) ([]byte, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(filepath.Join(run, rundir.ConfigFile), nil)
+	cfg, err := config.Load(filepath.Join(run, rundir.ConfigFile), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestCorruptCheckpointFallback(t *testing.T) {
 		t.Run(corrupt, func(t *testing.T) {
 			dir := t.TempDir()
 			run := filepath.Join(dir, "r")
-			cfg, _ := Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=5"})
+			cfg, _ := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=5"})
 			tr, err := New(cfg, Options{Out: io.Discard})
 			if err != nil {
 				t.Fatal(err)
@@ -222,7 +223,7 @@ func TestCorruptCheckpointFallback(t *testing.T) {
 				t.Fatal("the corrupt checkpoint verifies")
 			}
 			var log bytes.Buffer
-			cfg, _ = Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
+			cfg, _ = config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
 			tr, err = New(cfg, Options{Out: &log, Resume: true, Quiet: true})
 			if err != nil {
 				t.Fatal(err)
@@ -245,19 +246,19 @@ func TestCorruptCheckpointFallback(t *testing.T) {
 // that only change its length are allowed.
 func TestResumeConfigDiff(t *testing.T) {
 	dir := t.TempDir()
-	cfg, _ := Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=1"})
+	cfg, _ := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=1"})
 	tr, _ := New(cfg, Options{Out: io.Discard})
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ = Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "optim.lr=0.002", "update.epochs=2", "iterations=3"})
+	cfg, _ = config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "optim.lr=0.002", "update.epochs=2", "iterations=3"})
 	_, err := New(cfg, Options{Out: io.Discard, Resume: true})
 	var de *DirError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "optim.lr: 0.001 → 0.002") || !strings.Contains(err.Error(), "update.epochs: 1 → 2") || strings.Contains(err.Error(), "iterations: ") {
 		t.Fatalf("error %v", err)
 	}
 	// Without resume, the directory is not reused.
-	cfg, _ = Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=3"})
+	cfg, _ = config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir, "iterations=3"})
 	if _, err := New(cfg, Options{Out: io.Discard}); !errors.As(err, &de) || !strings.Contains(err.Error(), "already holds a run") {
 		t.Fatalf("rerun without resume: %v", err)
 	}

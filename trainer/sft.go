@@ -14,54 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/tokens"
 )
-
-// SFTConfig is the sft section: a supervised warm start on expert demonstrations, run before RL
-// (configs/README.md, sft). demos > 0 turns it on.
-type SFTConfig struct {
-	// Demos is the number of demonstration episodes rolled out by the env's expert (0: no warm start).
-	Demos int `yaml:"demos"`
-	// Epsilon is the per-step probability that a demonstration takes a random valid action
-	// instead of the expert's, so that demonstrations visit off-expert states and show the
-	// recovery from them; the random actions are context, never targets.
-	Epsilon float64 `yaml:"epsilon"`
-	// Steps is the number of Adam steps on the demonstrations.
-	Steps int `yaml:"steps"`
-	// Batch is the number of demonstration rows per step.
-	Batch int `yaml:"batch"`
-	// LR is the learning rate of the supervised phase.
-	LR float64 `yaml:"lr"`
-}
-
-// DefaultSFTConfig is the sft section a config starts from (off until demos is set).
-func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Demos: 0, Epsilon: 0.1, Steps: 200, Batch: 16, LR: 1e-3}
-}
-
-// Enabled reports whether the warm start runs.
-func (s SFTConfig) Enabled() bool { return s.Demos > 0 }
-
-// Validate checks the section; errors name the key under sft.
-func (s SFTConfig) Validate() error {
-	switch {
-	case s.Demos < 0 || s.Demos > 1_000_000:
-		return fmt.Errorf("sft.demos: %d is out of range (allowed 0 = no warm start, or 1..1000000)", s.Demos)
-	case !(s.Epsilon >= 0 && s.Epsilon < 1):
-		return fmt.Errorf("sft.epsilon: %g is out of range (allowed [0, 1))", s.Epsilon)
-	case s.Steps < 1 || s.Steps > 10_000_000:
-		return fmt.Errorf("sft.steps: %d is out of range (allowed 1..10000000)", s.Steps)
-	case s.Batch < 1 || s.Batch > 4096:
-		return fmt.Errorf("sft.batch: %d is out of range (allowed 1..4096)", s.Batch)
-	case !(s.LR > 0 && s.LR <= 1):
-		return fmt.Errorf("sft.lr: %g is out of range (allowed (0, 1])", s.LR)
-	}
-	return nil
-}
 
 // SFTReport is what a warm start writes beside its weights (rundir.SFTReportFile).
 type SFTReport struct {
@@ -122,18 +82,15 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 }
 
 // probeSFT refuses a warm start the env cannot demonstrate (checkTeacher) and returns what
-// ProbeEnv tells of the env (refusing a policy.max_len too short for it), before any work.
+// ProbeEnv tells of the env (refusing a policy.max_len too short for it), before any work: one
+// probe instance of the env serves both.
 func probeSFT(cfg Config) (EnvInfo, error) {
-	probe, err := envs.New(cfg.Env.Name, cfg.Env.Options)
-	if err != nil {
-		return EnvInfo{}, &ConfigError{Msg: err.Error()}
-	}
-	err = checkTeacher(cfg, probe)
-	envs.Close(probe)
-	if err != nil {
-		return EnvInfo{}, &ConfigError{Msg: err.Error()}
-	}
-	return cfg.ProbeEnv()
+	return probeEnv(&cfg, func(e envs.Env) error {
+		if err := checkTeacher(cfg, e); err != nil {
+			return &ConfigError{Msg: err.Error()}
+		}
+		return nil
+	})
 }
 
 // runSFT is RunSFT under the lock, on the env probeSFT described.
@@ -146,21 +103,15 @@ func runSFT(cfg Config, info EnvInfo, dir string, opts Options) (*SFTReport, err
 		out = os.Stderr
 	}
 	start := time.Now()
-	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
+	po := PolicyOptions(&cfg, info)
+	po.Loss = spec.DefaultLossConfig()
+	po.Loss.Objective = spec.ObjectiveCrossEntropy
+	loss, pc := po.Loss, po.Model
+	pol, err := newPolicy(&cfg, po, opts.InstallPlugin)
 	if err != nil {
 		return nil, err
 	}
-	po := cfg.PolicyOptions(info)
-	po.Loss = policy.DefaultLossConfig()
-	po.Loss.Objective = policy.ObjectiveCrossEntropy
-	loss, pc := po.Loss, po.Model
-	pol, err := policy.New(backend, po)
-	if err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
-	}
-	rc := cfg.RolloutConfig()
-	rc.ActionBias = pol.ActionBias()
-	coll, err := rollout.NewCollector(rc, info.Vocab, func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) }, 1)
+	coll, err := newCollector(&cfg, pol, info.Vocab, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -279,8 +230,8 @@ func oneIsZero(n int) int {
 // estimator of a seed starts from the same weights.
 func WarmStartDir(cfg Config) string {
 	key := struct {
-		Env     EnvConfig
-		Rollout RolloutConfig
+		Env     config.EnvConfig
+		Rollout config.RolloutConfig
 		Policy  policy.Config
 		Optim   policy.OptimConfig
 		SFT     SFTConfig
@@ -288,7 +239,7 @@ func WarmStartDir(cfg Config) string {
 		Devices int `json:",omitempty"` // 0 for one device, so that one-device keys stay as they were
 		Seed    uint64
 		Faults  float64
-	}{cfg.Env, cfg.Rollout, cfg.Policy.Config, cfg.Optim, cfg.SFT, policy.ResolveBackendName(cfg.Backend),
+	}{cfg.Env, cfg.Rollout, cfg.Policy.Config, cfg.Optim, cfg.SFT, spec.ResolveBackendName(cfg.Backend),
 		oneIsZero(cfg.Policy.Devices), cfg.Seed, cfg.Faults.StepTimeout}
 	data, _ := json.Marshal(key)
 	sum := sha256.Sum256(data)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	_ "github.com/graftrl/graftrl/envs/keydoor"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/rundir"
@@ -21,7 +22,7 @@ var sftSets = []string{"sft.demos=24", "sft.steps=80", "sft.batch=8", "sft.lr=0.
 
 func tinyConfig(t *testing.T, dir string, sets ...string) Config {
 	t.Helper()
-	cfg, err := Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
+	cfg, err := config.Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestOpenTasks(t *testing.T) {
 	if !strings.Contains(string(cfg.YAML()), "train: open") {
 		t.Fatalf("written config:\n%s", cfg.YAML())
 	}
-	again, err := Parse("config.yaml", cfg.YAML(), nil)
+	again, err := config.Parse("config.yaml", cfg.YAML(), nil)
 	if err != nil || !reflect.DeepEqual(again.Tasks, cfg.Tasks) {
 		t.Fatalf("round trip: %+v, %v", again.Tasks, err)
 	}

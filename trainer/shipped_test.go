@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	_ "github.com/graftrl/graftrl/envs/all"
 )
@@ -22,7 +23,7 @@ func TestShippedEnvConfigs(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		got = append(got, name)
 		t.Run(name, func(t *testing.T) {
-			c, err := Load(f, nil)
+			c, err := config.Load(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

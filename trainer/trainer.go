@@ -17,8 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/tokens"
@@ -159,21 +161,17 @@ func newTrainer(cfg Config, opts Options, forEval bool) (*Trainer, error) {
 // the warm start or policy.init unless forEval), the estimator, the collector and the sampler.
 func (t *Trainer) build(opts Options, forEval bool) error {
 	cfg := t.cfg
-	info, err := cfg.ProbeEnv()
+	info, err := ProbeEnv(&cfg)
 	if err != nil {
 		return err
 	}
 	t.vocab, t.maxSteps = info.Vocab, info.MaxTurns
-	po := cfg.PolicyOptions(info)
+	po := PolicyOptions(&cfg, info)
 	t.cfg.Policy.Config = po.Model
 	if !forEval {
 		if err := checkWritable(t.dir, po.Model.NumParams()); err != nil {
 			return &DirError{Dir: t.dir, Msg: err.Error()}
 		}
-	}
-	backend, err := policy.NewBackend(cfg.BackendOptions(opts.InstallPlugin))
-	if err != nil {
-		return err
 	}
 	if t.initPath = cfg.Policy.Init; t.initPath == "" && cfg.SFT.Enabled() && !forEval {
 		if t.initPath, err = EnsureWarmStart(cfg, opts); err != nil {
@@ -185,21 +183,15 @@ func (t *Trainer) build(opts Options, forEval bool) error {
 			return err
 		}
 	}
-	t.pol, err = policy.New(backend, po)
-	if err != nil {
-		return &ConfigError{Msg: err.Error()}
+	if t.pol, err = newPolicy(&cfg, po, opts.InstallPlugin); err != nil {
+		return err
 	}
-	t.est, err = NewEstimator(cfg.Estimator.Name, cfg.Estimator.Options)
+	t.est, err = advantage.New(cfg.Estimator.Name, cfg.Estimator.Options)
 	if err != nil {
 		return &ConfigError{Msg: err.Error()}
 	}
 	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
-	rc := t.cfg.RolloutConfig()
-	rc.ActionBias = t.pol.ActionBias()
-	t.coll, err = rollout.NewCollector(rc, t.vocab, func() (envs.Env, error) {
-		return envs.New(cfg.Env.Name, cfg.Env.Options)
-	}, slots)
-	if err != nil {
+	if t.coll, err = newCollector(&t.cfg, t.pol, t.vocab, slots); err != nil {
 		return err
 	}
 	if err := t.setupSampler(slots); err != nil {
@@ -254,19 +246,20 @@ type EnvInfo struct {
 // first turn (its prompt plus one action) on the first tasks of the panels, which would leave
 // every such episode truncated before it acts; a remote env's prompts are not probed (each
 // reset would hold a session of its server).
-func (c *Config) ProbeEnv() (EnvInfo, error) {
-	probe, err := envs.New(c.Env.Name, c.Env.Options)
-	if err != nil {
-		return EnvInfo{}, &ConfigError{Msg: err.Error()}
-	}
-	defer envs.Close(probe)
+func ProbeEnv(c *Config) (EnvInfo, error) {
+	return probeEnv(c, nil)
+}
+
+// describeEnv is ProbeEnv on an instance of the configured environment already built (probe).
+func describeEnv(c *Config, probe envs.Env) (EnvInfo, error) {
 	info := EnvInfo{MaxTurns: probe.MaxTurns()}
+	var err error
 	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
 		return EnvInfo{}, fmt.Errorf("env %s: %w", c.Env.Name, err)
 	}
 	if _, remote := probe.(envs.Parallel); !remote {
 		room := c.RolloutConfig().ActionRoom()
-		if prompt := c.longestPrompt(probe, info.Vocab); prompt+room > c.Policy.MaxLen {
+		if prompt := longestPrompt(c, probe, info.Vocab); prompt+room > c.Policy.MaxLen {
 			return EnvInfo{}, &ConfigError{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
 				c.Policy.MaxLen, c.Env.Name, prompt, room, prompt+room)}
 		}
@@ -290,7 +283,7 @@ const promptProbes = 8
 // longestPrompt is the longest first row (rollout.PromptLen) of the first tasks of the training
 // and held-out panels, reset on env e. A reset that fails, panics or outlasts
 // faults.step_timeout is left out: the episodes will say what is wrong with the env.
-func (c *Config) longestPrompt(e envs.Env, vocab *tokens.Vocab) int {
+func longestPrompt(c *Config, e envs.Env, vocab *tokens.Vocab) int {
 	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
 	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
 	longest := 0
@@ -328,7 +321,7 @@ func (c *Config) longestPrompt(e envs.Env, vocab *tokens.Vocab) int {
 // PolicyOptions are the options of the run's policy on an env: the model sized to the env's
 // vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
 // A policy built from them loads the run's checkpoints (policy.Policy.Load).
-func (c *Config) PolicyOptions(info EnvInfo) policy.Options {
+func PolicyOptions(c *Config, info EnvInfo) policy.Options {
 	pc := c.Policy.Config
 	pc.Vocab = info.Vocab.Size()
 	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
@@ -739,7 +732,7 @@ func (t *Trainer) update(rows []trainRow, m Metrics) error {
 				sel = append(sel, rows[j])
 			}
 			tb := makeTrainBatch(sel, u.Loss, t.cfg.Policy.MaxLen, t.maxSteps)
-			if u.Loss.KL != policy.KLNone {
+			if u.Loss.KL != spec.KLNone {
 				ref, err := t.pol.RefLogProbs(tb)
 				if err != nil {
 					return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -128,7 +129,7 @@ func TestRunOutputs(t *testing.T) {
 		t.Errorf("evaluated iteration %v, want 3", m["iter"])
 	}
 	// A second run into the same directory is refused before any work: nothing is overwritten.
-	cfg, _ := Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir})
+	cfg, _ := config.Parse("tiny.yaml", []byte(tinyYAML), []string{"out_dir=" + dir})
 	if _, err := New(cfg, Options{Out: io.Discard}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
 		t.Fatalf("rerun into an existing run directory: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/policy"
 )
 
@@ -15,7 +16,7 @@ import (
 // its metrics.jsonl.
 func xlaQuickstart(t *testing.T, dir string, iterations string) []byte {
 	t.Helper()
-	cfg, err := Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=" + iterations, "out_dir=" + dir})
+	cfg, err := config.Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=" + iterations, "out_dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestXLACPUQuickstartTwoDevices(t *testing.T) {
 		t.Skip("xla:cpu runs take tens of seconds: GRAFTRL_XLA_CPU=1 runs it, as .ci/run does")
 	}
 	run := func(devices string) map[string]string {
-		cfg, err := Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=2",
+		cfg, err := config.Load("../configs/quickstart.yaml", []string{"backend=xla:cpu", "iterations=2",
 			"policy.devices=" + devices, "out_dir=" + t.TempDir()})
 		if err != nil {
 			t.Fatal(err)

@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -53,7 +56,7 @@ agreement. Options: --opt graft.mode=td; the same estimator twice with labels:
 }
 
 func advantagesRun(o *advantagesOptions) error {
-	runs, labels, err := trainer.ParseEstimatorRuns(o.estimators, o.opts)
+	runs, err := parseEstimatorRuns(o.estimators, o.opts)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
@@ -61,7 +64,7 @@ func advantagesRun(o *advantagesOptions) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	c, err := trainer.CompareAdvantages(r.Batch, runs, labels)
+	c, err := trainer.CompareAdvantages(r.Batch, runs)
 	if err != nil {
 		return err
 	}
@@ -71,4 +74,60 @@ func advantagesRun(o *advantagesOptions) error {
 	fmt.Fprintln(o.out)
 	c.WriteSummary(o.out)
 	return nil
+}
+
+// parseEstimatorRuns reads --estimators "grpo,gigpo,graft" and --opt "graft.mode=td" into the
+// estimators to compare, each built once to check its options. An estimator may appear twice
+// with a label: "graft:td" takes options "graft:td.mode=td".
+func parseEstimatorRuns(list string, opts []string) ([]trainer.EstimatorRun, error) {
+	var runs []trainer.EstimatorRun
+	index := map[string]int{}
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, fmt.Errorf("--estimators %q: an empty name in the list (allowed: name or name:label, comma-separated; names: %s)",
+				list, strings.Join(advantage.Names(), ", "))
+		}
+		name, _, _ := strings.Cut(item, ":")
+		if _, dup := index[item]; dup {
+			return nil, fmt.Errorf("--estimators: %q listed twice (label repeats as name:label)", item)
+		}
+		index[item] = len(runs)
+		runs = append(runs, trainer.EstimatorRun{Label: item, Name: name, Options: map[string]any{}})
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("--estimators: empty list (allowed: %s)", strings.Join(advantage.Names(), ", "))
+	}
+	for _, o := range opts {
+		kv, value, ok := strings.Cut(o, "=")
+		label, key, ok2 := strings.Cut(kv, ".")
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("--opt %q: expected estimator.key=value, e.g. graft.mode=td", o)
+		}
+		i, found := index[label]
+		if !found {
+			return nil, fmt.Errorf("--opt %q: %q is not in --estimators", o, label)
+		}
+		runs[i].Options[key] = parseScalar(value)
+	}
+	for _, r := range runs {
+		if _, err := advantage.New(r.Name, r.Options); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Label, err)
+		}
+	}
+	return runs, nil
+}
+
+// parseScalar reads a command-line value as a number or boolean when it is one, else a string.
+func parseScalar(s string) any {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return int(v)
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		return v
+	}
+	if v, err := strconv.ParseBool(s); err == nil {
+		return v
+	}
+	return s
 }

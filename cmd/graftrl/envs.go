@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 func newEnvsCmd() *cobra.Command {
@@ -61,7 +60,7 @@ func envOptions(sets []string) (envs.Options, error) {
 		if !ok || k == "" {
 			return nil, &usageError{fmt.Sprintf("--set %q: expected option=value", kv)}
 		}
-		opts[k] = trainer.ParseScalar(v)
+		opts[k] = parseScalar(v)
 	}
 	return opts, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/graft"
 	"github.com/graftrl/graftrl/rollout"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // graphOptions are the flags of `graftrl graph`.
@@ -59,7 +58,7 @@ func graphRun(o *graphOptions) error {
 	opts := graft.DefaultOptions()
 	m := map[string]any{}
 	for _, kv := range o.opts {
-		runs, _, err := trainer.ParseEstimatorRuns("graft", []string{"graft." + kv})
+		runs, err := parseEstimatorRuns("graft", []string{"graft." + kv})
 		if err != nil {
 			return &usageError{err.Error()}
 		}

@@ -11,9 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/graftrl/graftrl/config"
 	_ "github.com/graftrl/graftrl/envs/all" // register every environment, the openenv client among them
 	"github.com/graftrl/graftrl/internal/limits"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
+	"github.com/graftrl/graftrl/sweep"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -143,13 +145,13 @@ func exitStatus(err error) int {
 	if err == nil {
 		return 0
 	}
-	var ce *trainer.ConfigError
+	var ce *config.Error
 	var de *trainer.DirError
 	var ue *usageError
 	switch {
-	case errors.As(err, &ce) || errors.As(err, &de) || errors.As(err, &ue) || errors.Is(err, policy.ErrUnknownBackend) || errors.Is(err, limits.ErrTooLarge):
+	case errors.As(err, &ce) || errors.As(err, &de) || errors.As(err, &ue) || errors.Is(err, spec.ErrUnknownBackend) || errors.Is(err, limits.ErrTooLarge):
 		return exitConfig
-	case errors.Is(err, trainer.ErrInterrupted):
+	case errors.Is(err, trainer.ErrInterrupted) || errors.Is(err, sweep.ErrInterrupted):
 		return exitInterrupted
 	}
 	return exitError

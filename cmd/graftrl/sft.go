@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -69,7 +70,7 @@ func sftRun(o *sftOptions, stdout io.Writer) error {
 		return err
 	}
 	if !cfg.SFT.Enabled() {
-		return &trainer.ConfigError{File: file, Msg: "sft.demos: the config has no warm start (set sft.demos > 0; see configs/README.md, sft)"}
+		return &config.Error{File: file, Msg: "sft.demos: the config has no warm start (set sft.demos > 0; see configs/README.md, sft)"}
 	}
 	dir := o.out
 	if dir == "" {

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/graftrl/graftrl/study"
 )
 
 // The tiny study's bases: maze and frozenlake, 4 iterations, evaluated every 2 on the held-out
@@ -205,7 +207,7 @@ func TestStudyTiny(t *testing.T) {
 	}
 	after := treeHashes(t, sd)
 	for path, h := range before {
-		if path != studyTimesFile && after[path] != h {
+		if path != study.TimesFile && after[path] != h {
 			t.Errorf("the second pass changed %s", path)
 		}
 	}
@@ -273,20 +275,4 @@ func treeHashes(t *testing.T, root string) map[string][32]byte {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func TestStudyBuildNote(t *testing.T) {
-	for _, c := range []struct {
-		trained []string
-		want    string
-	}{
-		{nil, "Build: graftrl 0.1.0 (commit b)."},
-		{[]string{"0.1.0 (commit b)"}, "Build: graftrl 0.1.0 (commit b)."},
-		{[]string{"0.1.0 (commit a)"}, "Build: runs trained and audited by graftrl 0.1.0 (commit a); this report written by graftrl 0.1.0 (commit b)."},
-		{[]string{unrecordedBuild, "0.1.0 (commit b)"}, "Build: runs trained and audited by a graftrl that did not record its build, graftrl 0.1.0 (commit b); this report written by graftrl 0.1.0 (commit b)."},
-	} {
-		if got := buildNote(c.trained, "0.1.0 (commit b)"); got != c.want {
-			t.Errorf("buildNote(%q) = %q, want %q", c.trained, got, c.want)
-		}
-	}
 }

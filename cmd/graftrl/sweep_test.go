@@ -129,7 +129,7 @@ func TestSweepErrors(t *testing.T) {
 	}{
 		{[]string{"sweep"}, "--config FILE is required"},
 		{[]string{"sweep", "--config", bad, "--dry-run"}, `run estimator=ppo: estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)`},
-		{[]string{"sweep", "--config", badKey}, `unknown key "slurm.mem" (allowed under slurm: partition, time`},
+		{[]string{"sweep", "--config", badKey}, `unknown key "slurm.mem" (allowed under slurm: binary, cpus_per_task, extra, gpus, job_name, max_parallel, partition, time)`},
 		{[]string{"sweep", "--config", good, "--executor", "k8s"}, `--executor "k8s" is not allowed (allowed: local, slurm)`},
 		{[]string{"sweep", "--config", good, "--wait"}, "--wait applies to the slurm executor"},
 		{[]string{"sweep", "--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/advantage"
+	"github.com/graftrl/graftrl/config"
+	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -41,6 +43,8 @@ type trainOptions struct {
 	// an override brings names the flag the user typed.
 	applied []string
 	flagOf  map[string]string
+	// readFile reads the config file (config.ReadFile when nil).
+	readFile func(string) ([]byte, error)
 }
 
 func newTrainCmd() *cobra.Command {
@@ -88,7 +92,7 @@ extends it. One process at a time trains a run directory: a second one is refuse
 	f.StringVarP(&o.config, "config", "c", "", "YAML config file")
 	f.StringVar(&o.resume, "resume", "", "continue the run in this directory from its newest valid checkpoint")
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key: key.path=value (repeatable)")
-	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+strings.Join(trainer.EstimatorNames(), "|"))
+	f.StringVar(&o.estimator, "estimator", "", "advantage estimator: "+strings.Join(advantage.Names(), "|"))
 	f.StringVar(&o.backend, "backend", "", "GoMLX backend: go (default), xla:cpu, xla:cuda")
 	f.StringVar(&o.name, "name", "", "run name (directory under out_dir)")
 	f.Int64Var(&o.seed, "seed", 0, "run seed (default: the config's)")
@@ -106,12 +110,12 @@ func (o *trainOptions) check() error {
 	switch {
 	case o.set["seed"] && o.seed < 0:
 		return &usageError{fmt.Sprintf("--seed: %d is out of range (allowed ≥ 0; leave the flag out for the config's seed)", o.seed)}
-	case o.set["iterations"] && (o.iterations < 1 || o.iterations > trainer.MaxIterations):
-		return &usageError{fmt.Sprintf("--iterations: %d is out of range (allowed 1..%d; leave the flag out for the config's)", o.iterations, trainer.MaxIterations)}
+	case o.set["iterations"] && (o.iterations < 1 || o.iterations > config.MaxIterations):
+		return &usageError{fmt.Sprintf("--iterations: %d is out of range (allowed 1..%d; leave the flag out for the config's)", o.iterations, config.MaxIterations)}
 	case o.set["save-batches"] && o.saveBatch < 0:
 		return &usageError{fmt.Sprintf("--save-batches: %d is out of range (allowed 0 = none, or k ≥ 1: every k-th iteration)", o.saveBatch)}
 	case o.set["backend"]:
-		if err := policy.ValidateBackendName(o.backend); err != nil {
+		if err := spec.ValidateBackendName(o.backend); err != nil {
 			return &usageError{"--backend: " + err.Error()}
 		}
 	}
@@ -157,7 +161,7 @@ func (o *trainOptions) overrides(cfgName string) []string {
 // blame makes a config error say where it comes from: the flag as given (--set key=value,
 // --estimator ppo, --resume DIR) when an override brought it, else the config file.
 func (o *trainOptions) blame(err error, file string) error {
-	var ce *trainer.ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) {
 		return err
 	}
@@ -183,9 +187,9 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 		os.Exit(exitKilled)
 	})
 	defer stop()
-	// Every refusal (the run directory's lock, a run already there, a resume config that
-	// differs, a policy.max_len too short for the env) comes from New, before any work and
-	// before the line that says training starts.
+	// Every refusal (a value out of range, the run directory's lock, a run already there, a
+	// resume config that differs, a policy.max_len too short for the env) comes from New, before
+	// any work and before the line that says training starts.
 	t, err := trainer.New(cfg, trainer.Options{Out: o.out, Progress: o.progress, Quiet: o.quiet, InstallPlugin: o.install,
 		Resume: o.resume != ""})
 	if err != nil {
@@ -236,24 +240,24 @@ func flagNotArg(flag string) cobra.PositionalArgs {
 	}
 }
 
-// loadConfig reads the config: from --config, or, for --resume DIR without --config, the run's
-// recorded config. With --resume the run directory is DIR, however it is spelt and wherever it
+// loadConfig reads the config, once: from --config, or, for --resume DIR without --config, the
+// run's recorded config. It checks the keys and types; trainer.New validates the values. With --resume the run directory is DIR, however it is spelt and wherever it
 // was moved or copied: its name and out_dir follow DIR (the trainer records them when the run
 // directory moved). It returns the config and the file it came from.
-func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
+func (o *trainOptions) loadConfig() (config.Config, string, error) {
 	path := o.config
 	var where []string
 	if o.resume != "" {
 		info, err := os.Stat(filepath.Join(o.resume, rundir.ConfigFile))
 		if err != nil || info.IsDir() {
-			return trainer.Config{}, "", &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, rundir.ConfigFile)}
+			return config.Config{}, "", &usageError{fmt.Sprintf("--resume %s: not a run directory (no %s)", o.resume, rundir.ConfigFile)}
 		}
 		if path == "" {
 			path = filepath.Join(o.resume, rundir.ConfigFile)
 		}
 		abs, err := filepath.Abs(o.resume)
 		if err != nil {
-			return trainer.Config{}, "", &usageError{fmt.Sprintf("--resume %s: %v", o.resume, err)}
+			return config.Config{}, "", &usageError{fmt.Sprintf("--resume %s: %v", o.resume, err)}
 		}
 		where = []string{"name=" + filepath.Base(abs), "out_dir=" + filepath.Dir(abs)}
 	}
@@ -266,17 +270,25 @@ func (o *trainOptions) loadConfig() (trainer.Config, string, error) {
 		}
 	}
 	o.applied = names
-	base, err := trainer.LoadUnvalidated(path, names)
+	read := o.readFile
+	if read == nil {
+		read = config.ReadFile
+	}
+	data, err := read(path)
 	if err != nil {
-		return trainer.Config{}, "", o.blame(err, path)
+		return config.Config{}, "", err
+	}
+	base, err := config.Decode(path, data, names)
+	if err != nil {
+		return config.Config{}, "", o.blame(err, path)
 	}
 	o.applied = append(o.overrides(base.Name), where...)
 	for _, w := range where {
 		o.flagOf[w] = "--resume " + o.resume
 	}
-	cfg, err := trainer.Load(path, o.applied)
+	cfg, err := config.Decode(path, data, o.applied)
 	if err != nil {
-		return trainer.Config{}, "", o.blame(err, path)
+		return config.Config{}, "", o.blame(err, path)
 	}
 	return cfg, path, nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/graftrl/graftrl/internal/kernels"
 	"github.com/graftrl/graftrl/internal/workers"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // hostChunk is the most rows a worker carries through the whole network at a time. Rows of a
@@ -23,7 +23,7 @@ const hostChunk = 8
 // A Model is read-only while decoders step, so several Decoders (in several goroutines)
 // may share it; SetWeights must not run concurrently with any Step.
 type Model struct {
-	cfg policy.Config
+	cfg spec.Config
 
 	d, dp, hd, hdp, f, fp, v, vp, tpad int // sizes; the p suffix is rounded up to a multiple of 4
 
@@ -53,7 +53,7 @@ func roundUp4(n int) int { return (n + 3) &^ 3 }
 
 // New builds a CPU inference model of architecture c from weights in the order and
 // shapes of ParamNames/ParamShapes (as returned by Policy.Weights), each flattened row-major.
-func New(c policy.Config, weights [][]float32) (*Model, error) {
+func New(c spec.Config, weights [][]float32) (*Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -83,13 +83,13 @@ func New(c policy.Config, weights [][]float32) (*Model, error) {
 }
 
 // Config returns the architecture.
-func (h *Model) Config() policy.Config { return h.cfg }
+func (h *Model) Config() spec.Config { return h.cfg }
 
 // SetWeights replaces the parameters (same order and shapes as New) without allocating,
 // e.g. after every policy update. Caches of existing decoders were computed with the old weights:
 // start new sequences after a refresh. On error the model is left unchanged.
 func (h *Model) SetWeights(weights [][]float32) error {
-	if err := policy.CheckWeights(h.cfg, weights); err != nil {
+	if err := spec.CheckWeights(h.cfg, weights); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
 	d, dp := h.d, h.dp

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // hostTol is the agreement required between the host path and GoMLX on logits.
@@ -16,13 +17,13 @@ const hostTol = 1e-5
 
 // hostOddConfig has sizes that are not multiples of 4 everywhere (d_model, head_dim, d_ff, vocab,
 // max_len), to exercise the zero padding of the packed panels.
-func hostOddConfig() policy.Config {
-	return policy.Config{Vocab: 7, DModel: 6, Layers: 1, Heads: 2, DFF: 10, MaxLen: 9, InitStd: 0.5}
+func hostOddConfig() spec.Config {
+	return spec.Config{Vocab: 7, DModel: 6, Layers: 1, Heads: 2, DFF: 10, MaxLen: 9, InitStd: 0.5}
 }
 
 // hostTrainedPolicy returns a policy whose weights took a few Adam steps at a large learning rate, so
 // that they are no longer the small initial values and the logits are O(1).
-func hostTrainedPolicy(t testing.TB, c policy.Config, steps int) *policy.Policy {
+func hostTrainedPolicy(t testing.TB, c spec.Config, steps int) *policy.Policy {
 	t.Helper()
 	p := newTestPolicy(t, c)
 	tb := policy.SyntheticBatch(c, 8, min(c.MaxLen, 32), 1)
@@ -158,7 +159,7 @@ func TestHostDecodeMatchesGoMLX(t *testing.T) {
 	quick := benchConfig()
 	cases := []struct {
 		name         string
-		c            policy.Config
+		c            spec.Config
 		updates      int
 		rows, length int
 	}{
@@ -452,7 +453,7 @@ func hostGeluf(tab *expTable, x float32) float32 {
 
 // hostReference64 is an independent float64 transcription of forward in policy/model.go for one row:
 // logits [len(tokens)][vocab].
-func hostReference64(c policy.Config, w [][]float32, tokens []int32) [][]float64 {
+func hostReference64(c spec.Config, w [][]float32, tokens []int32) [][]float64 {
 	d, hd := c.DModel, c.HeadDim()
 	f64 := func(v []float32) []float64 {
 		out := make([]float64, len(v))
@@ -473,7 +474,7 @@ func hostReference64(c policy.Config, w [][]float32, tokens []int32) [][]float64
 		vari /= float64(len(x))
 		out := make([]float64, len(x))
 		for i, v := range x {
-			out[i] = (v-mean)/math.Sqrt(vari+policy.LayerNormEps)*float64(g[i]) + float64(b[i])
+			out[i] = (v-mean)/math.Sqrt(vari+spec.LayerNormEps)*float64(g[i]) + float64(b[i])
 		}
 		return out
 	}
@@ -546,7 +547,7 @@ func hostReference64(c policy.Config, w [][]float32, tokens []int32) [][]float64
 // The host path is at least as close to exact arithmetic as GoMLX: an independent check of the
 // architecture, and the reason the host–GoMLX gap is GoMLX's own float32 rounding.
 func TestHostMatchesFloat64Reference(t *testing.T) {
-	for _, c := range []policy.Config{smallConfig(), hostOddConfig(), benchConfig()} {
+	for _, c := range []spec.Config{smallConfig(), hostOddConfig(), benchConfig()} {
 		if testing.Short() && c.DModel > 16 {
 			continue
 		}

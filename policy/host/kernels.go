@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/graftrl/graftrl/internal/kernels"
-	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // useFMA reports whether the FMA kernels of internal/kernels run on this CPU.
@@ -51,7 +51,7 @@ func layerNormRows(out, x []float32, s, n, d int, g, b []float32) {
 			sq += c * c
 		}
 		m32 := float32(mean)
-		rstd := float32(1 / math.Sqrt(sq/float64(d)+policy.LayerNormEps))
+		rstd := float32(1 / math.Sqrt(sq/float64(d)+spec.LayerNormEps))
 		for i, v := range xr {
 			or[i] = (v-m32)*rstd*g[i] + b[i]
 		}

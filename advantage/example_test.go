@@ -1,19 +1,19 @@
-package trainer_test
+package advantage_test
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/rollout"
-	"github.com/graftrl/graftrl/trainer"
 )
 
 // The estimator registry builds an advantage estimator from a config's estimator section: its name
 // and its options, the defaults filling in what is left out. Unknown names and keys are refused,
 // naming what is allowed.
-func ExampleNewEstimator() {
-	fmt.Println(strings.Join(trainer.EstimatorNames(), " "))
-	est, err := trainer.NewEstimator("grpo", map[string]any{"score": "outcome"})
+func ExampleNew() {
+	fmt.Println(strings.Join(advantage.Names(), " "))
+	est, err := advantage.New("grpo", map[string]any{"score": "outcome"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -30,7 +30,7 @@ func ExampleNewEstimator() {
 		name string
 		opts map[string]any
 	}{{"ppo", nil}, {"graft", map[string]any{"gama": 0.9}}} {
-		_, err := trainer.NewEstimator(bad.name, bad.opts)
+		_, err := advantage.New(bad.name, bad.opts)
 		fmt.Println(err)
 	}
 	// Output:

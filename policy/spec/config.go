@@ -1,4 +1,8 @@
-package policy
+// Package spec holds the plain types of the policy: its architecture (Config), the loss and
+// optimiser settings, the backend names, and the parameter layout (names, shapes, weight checks).
+// It does not depend on GoMLX, so that the config, the sweep, the host sampler and the
+// estimators can use them without linking it; package policy builds the model from them.
+package spec
 
 import "fmt"
 
@@ -19,6 +23,12 @@ type Config struct {
 	// InitStd is the standard deviation of the normal initialisation of embeddings and weights.
 	InitStd float64 `yaml:"init_std" json:"init_std"`
 }
+
+// LayerNormEps is the LayerNorm ε, shared by the graph and the host inference engine.
+const LayerNormEps = 1e-5
+
+// MaxDevices is the largest number of devices an update is split over (policy.devices).
+const MaxDevices = 64
 
 // DefaultConfig is the quickstart model: d_model 64, 2 layers, 4 heads.
 func DefaultConfig() Config {

@@ -1,4 +1,4 @@
-package trainer
+package config
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 )
 
 // The config loader never panics: any bytes and any --set override give a config that validates
-// or a *ConfigError.
+// or a *Error.
 func FuzzConfigParse(f *testing.F) {
-	f.Add([]byte(tinyYAML), "update.epochs=2")
+	f.Add([]byte(minimalYAML+"iterations: 2\ntasks: {train: 4, per_iter: 2}\n"), "update.epochs=2")
 	f.Add([]byte(minimalYAML+"env: maze\n"), "env.size=6")
 	f.Add([]byte("name: x\nestimator: {name: graft, gamma: 0.9}\n"), "estimator=gigpo")
 	f.Add([]byte("name: [\n"), "")
@@ -20,9 +20,9 @@ func FuzzConfigParse(f *testing.F) {
 		}
 		cfg, err := Parse("fuzz.yaml", data, sets)
 		if err != nil {
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("error %v is not a *ConfigError", err)
+				t.Fatalf("error %v is not a *Error", err)
 			}
 			return
 		}

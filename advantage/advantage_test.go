@@ -1,4 +1,4 @@
-package trainer
+package advantage
 
 import (
 	"math"
@@ -32,12 +32,12 @@ func registryBatch() *rollout.Batch {
 // advantage per step of a batch — the same ones on a second call — with the advantage summary
 // among its diagnostics. A new registry line is covered by this test without a change.
 func TestEveryEstimatorConforms(t *testing.T) {
-	for _, name := range EstimatorNames() {
+	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
-			if EstimatorHelp(name) == "" {
+			if Help(name) == "" {
 				t.Error("no description")
 			}
-			est, err := NewEstimator(name, nil)
+			est, err := New(name, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
