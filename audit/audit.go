@@ -15,7 +15,7 @@ import (
 )
 
 // Variant is one estimator configuration the audit compares: a registered estimator
-// (trainer.EstimatorNames) with options, under a label.
+// (advantage.Names) with options, under a label.
 type Variant struct {
 	// Label names the variant in tables and plots (unique within an audit).
 	Label string

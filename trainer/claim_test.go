@@ -38,7 +38,7 @@ func TestRunDirectoryLock(t *testing.T) {
 func TestMaxLenTooShort(t *testing.T) {
 	dir := t.TempDir()
 	_, err := New(tinyConfig(t, dir, "policy.max_len=8"), Options{Out: io.Discard})
-	var ce *ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "policy.max_len: 8 is too short for env maze") {
 		t.Fatalf("max_len 8: %v", err)
 	}

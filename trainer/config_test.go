@@ -15,7 +15,7 @@ import (
 
 // Validating an openenv config is offline: the options are checked (a missing url is still an
 // error naming it) but no server is contacted. The server is reached when the run starts, where
-// an unreachable one is a ConfigError naming the env, the URL and what failed.
+// an unreachable one is a config.Error naming the env, the URL and what failed.
 func TestValidateOpenEnvOffline(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -42,9 +42,9 @@ func TestValidateOpenEnvOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(cfg, Options{Out: io.Discard})
-	var ce *ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("New: want a *ConfigError, got %T: %v", err, err)
+		t.Fatalf("New: want a *config.Error, got %T: %v", err, err)
 	}
 	for _, w := range []string{"env openenv", "http://127.0.0.1:1/metadata", "metadata"} {
 		if !strings.Contains(err.Error(), w) {

@@ -28,7 +28,7 @@ var resumableKeys = map[string]bool{
 
 // ConfigDiff lists the keys whose values differ between two configs, as "key: old → new" lines,
 // leaving out the keys a resumed run may change.
-func ConfigDiff(recorded, current *Config) []string {
+func ConfigDiff(recorded, current *config.Config) []string {
 	a, b := flattenConfig(recorded), flattenConfig(current)
 	keys := map[string]bool{}
 	for k := range a {
@@ -56,7 +56,7 @@ func show(v any) string {
 }
 
 // flattenConfig renders a config as key.path → value.
-func flattenConfig(c *Config) map[string]any {
+func flattenConfig(c *config.Config) map[string]any {
 	var m map[string]any
 	_ = yaml.Unmarshal(c.YAML(), &m)
 	out := map[string]any{}
@@ -185,7 +185,7 @@ func (t *Trainer) checkRunDir() error {
 // and was recorded with. Fewer iterations than the run holds — or, for a run not finished yet,
 // no more than it holds — are refused naming both numbers, and so is a changed env_steps budget
 // the run has already reached; a length the run has reached leaves it finished.
-func (t *Trainer) checkLength(recorded *Config) error {
+func (t *Trainer) checkLength(recorded *config.Config) error {
 	st, c := t.resumeState, t.cfg
 	done := st.Iter >= recorded.Iterations || (recorded.EnvSteps > 0 && st.EnvSteps >= recorded.EnvSteps)
 	switch {
@@ -309,7 +309,7 @@ func lastEval(path string, n int64, iter int) (Metrics, error) {
 // (another spelling of the same path, the same directory from another working directory), so
 // that config.yaml stays as it was; when the directory was copied or moved, config.yaml records
 // where it is now, and the log says so.
-func (t *Trainer) keepLocation(recorded *Config) {
+func (t *Trainer) keepLocation(recorded *config.Config) {
 	here, errHere := os.Stat(t.dir)
 	there, errThere := os.Stat(filepath.Join(recorded.OutDir, recorded.Name))
 	if errHere == nil && errThere == nil && os.SameFile(here, there) {

@@ -25,15 +25,15 @@ import (
 
 // SFTReport is what a warm start writes beside its weights (rundir.SFTReportFile).
 type SFTReport struct {
-	Env         string        `json:"env"`
-	Seed        uint64        `json:"seed"`
-	SFT         SFTConfig     `json:"sft"`
-	Policy      policy.Config `json:"policy"`
-	Demos       int           `json:"demos"`
-	DemoSteps   int           `json:"demo_steps"`
-	NoiseSteps  int           `json:"noise_steps"`
-	DemoSuccess float64       `json:"demo_success"`
-	DemoErrors  int           `json:"demo_errors"`
+	Env         string           `json:"env"`
+	Seed        uint64           `json:"seed"`
+	SFT         config.SFTConfig `json:"sft"`
+	Policy      policy.Config    `json:"policy"`
+	Demos       int              `json:"demos"`
+	DemoSteps   int              `json:"demo_steps"`
+	NoiseSteps  int              `json:"noise_steps"`
+	DemoSuccess float64          `json:"demo_success"`
+	DemoErrors  int              `json:"demo_errors"`
 	// ExpertHeldout is the expert's success (no noise) on the held-out panel: the ceiling the
 	// policy's eval/heldout/greedy/success is measured against.
 	ExpertHeldout float64            `json:"expert_heldout_success"`
@@ -55,12 +55,12 @@ type SFTLossPoint struct {
 // renamed into place when complete. The same config and seed give the same weights. While it
 // works it holds the lock dir.lock (as EnsureWarmStart does): when another process holds it,
 // RunSFT is refused at once with a *DirError naming that process; so is a dir that exists.
-func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
+func RunSFT(cfg config.Config, dir string, opts Options) (*SFTReport, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
+		return nil, &config.Error{Msg: err.Error()}
 	}
 	if !cfg.SFT.Enabled() {
-		return nil, &ConfigError{Msg: "sft.demos: 0 turns the warm start off; set it to the number of demonstrations"}
+		return nil, &config.Error{Msg: "sft.demos: 0 turns the warm start off; set it to the number of demonstrations"}
 	}
 	info, err := probeSFT(cfg)
 	if err != nil {
@@ -84,17 +84,17 @@ func RunSFT(cfg Config, dir string, opts Options) (*SFTReport, error) {
 // probeSFT refuses a warm start the env cannot demonstrate (checkTeacher) and returns what
 // ProbeEnv tells of the env (refusing a policy.max_len too short for it), before any work: one
 // probe instance of the env serves both.
-func probeSFT(cfg Config) (EnvInfo, error) {
+func probeSFT(cfg config.Config) (EnvInfo, error) {
 	return probeEnv(&cfg, func(e envs.Env) error {
 		if err := checkTeacher(cfg, e); err != nil {
-			return &ConfigError{Msg: err.Error()}
+			return &config.Error{Msg: err.Error()}
 		}
 		return nil
 	})
 }
 
 // runSFT is RunSFT under the lock, on the env probeSFT described.
-func runSFT(cfg Config, info EnvInfo, dir string, opts Options) (*SFTReport, error) {
+func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTReport, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s exists already (allowed: a folder that does not exist yet)", dir)}
 	}
@@ -123,7 +123,7 @@ func runSFT(cfg Config, info EnvInfo, dir string, opts Options) (*SFTReport, err
 	teacher := noisyExpert(cfg.SFT.Epsilon, &rep.NoiseSteps)
 	batch, _, err := coll.Demonstrate(teacher, rollout.Request{Tasks: envs.DemoTaskSeeds(rng, cfg.SFT.Demos), Group: 1}, rng)
 	if err != nil {
-		return nil, &ConfigError{Msg: "sft: " + err.Error()}
+		return nil, &config.Error{Msg: "sft: " + err.Error()}
 	}
 	var rows []trainRow
 	ones := make([]float64, info.MaxTurns+1)
@@ -162,7 +162,7 @@ func runSFT(cfg Config, info EnvInfo, dir string, opts Options) (*SFTReport, err
 		panel := envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
 		eb, _, err := coll.Demonstrate(noisyExpert(0, new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
 		if err != nil {
-			return nil, &ConfigError{Msg: "sft: " + err.Error()}
+			return nil, &config.Error{Msg: "sft: " + err.Error()}
 		}
 		for _, tr := range eb.Trajs {
 			if tr.Success {
@@ -228,13 +228,13 @@ func oneIsZero(n int) int {
 // env and its options, the token layout, the architecture, the optimiser, the sft section, the
 // backend and the seed) and of nothing else — not the estimator or the RL settings, so every
 // estimator of a seed starts from the same weights.
-func WarmStartDir(cfg Config) string {
+func WarmStartDir(cfg config.Config) string {
 	key := struct {
 		Env     config.EnvConfig
 		Rollout config.RolloutConfig
 		Policy  policy.Config
 		Optim   policy.OptimConfig
-		SFT     SFTConfig
+		SFT     config.SFTConfig
 		Backend string
 		Devices int `json:",omitempty"` // 0 for one device, so that one-device keys stay as they were
 		Seed    uint64
@@ -250,7 +250,7 @@ func WarmStartDir(cfg Config) string {
 // EnsureWarmStart returns the warm start of cfg (WarmStartDir), computing it first (as RunSFT
 // does) unless it exists. Concurrent runs that need the same warm start (the estimators of one
 // seed in a sweep) wait for the one that computes it.
-func EnsureWarmStart(cfg Config, opts Options) (string, error) {
+func EnsureWarmStart(cfg config.Config, opts Options) (string, error) {
 	dir := WarmStartDir(cfg)
 	done := func() bool {
 		_, err := os.Stat(filepath.Join(dir, rundir.SFTReportFile))
@@ -282,7 +282,7 @@ func EnsureWarmStart(cfg Config, opts Options) (string, error) {
 
 // checkTeacher refuses a warm start the env cannot demonstrate: no expert, or noise without a
 // list of valid actions.
-func checkTeacher(cfg Config, e envs.Env) error {
+func checkTeacher(cfg config.Config, e envs.Env) error {
 	if _, ok := envs.ExpertOf(e); !ok {
 		return fmt.Errorf("sft: env %s has no expert to demonstrate with (envs with one: %s); remove the sft section",
 			cfg.Env.Name, strings.Join(expertEnvs(), ", "))
@@ -425,10 +425,10 @@ func readInitVocab(dir string) ([]string, error) {
 
 // loadInit reads the weights of policy.init for a policy of architecture pc and vocabulary
 // vocab, and the SHA-256 of its checkpoint. A missing or damaged directory, another architecture
-// or another vocabulary is a ConfigError naming policy.init.
+// or another vocabulary is a config.Error naming policy.init.
 func loadInit(path string, pc policy.Config, vocab *tokens.Vocab) ([][]float32, string, error) {
 	fail := func(format string, args ...any) ([][]float32, string, error) {
-		return nil, "", &ConfigError{Msg: "policy.init: " + fmt.Sprintf(format, args...)}
+		return nil, "", &config.Error{Msg: "policy.init: " + fmt.Sprintf(format, args...)}
 	}
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return fail("%s is not a directory (allowed: a warm start written by graftrl sft, or a checkpoint directory iter-NNNNNN of a run)", path)

@@ -20,7 +20,7 @@ import (
 // sftSets turn the tiny run into one with a small warm start.
 var sftSets = []string{"sft.demos=24", "sft.steps=80", "sft.batch=8", "sft.lr=0.01", "sft.epsilon=0.2"}
 
-func tinyConfig(t *testing.T, dir string, sets ...string) Config {
+func tinyConfig(t *testing.T, dir string, sets ...string) config.Config {
 	t.Helper()
 	cfg, err := config.Parse("tiny.yaml", []byte(tinyYAML), append([]string{"out_dir=" + dir}, sets...))
 	if err != nil {
@@ -177,9 +177,9 @@ func TestWarmStartErrors(t *testing.T) {
 				tr.Close()
 				t.Fatal("accepted")
 			}
-			var ce *ConfigError
+			var ce *config.Error
 			if !errors.As(err, &ce) {
-				t.Errorf("want a *ConfigError (exit status 2), got %T: %v", err, err)
+				t.Errorf("want a *config.Error (exit status 2), got %T: %v", err, err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/advantage"
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/spec"
@@ -40,14 +41,14 @@ const (
 
 // Trainer holds a run in progress.
 type Trainer struct {
-	cfg   Config
+	cfg   config.Config
 	dir   string
 	out   io.Writer
 	vocab *tokens.Vocab
 	pol   *policy.Policy
 	host  interface{ SetWeights([][]float32) error }
 	coll  *rollout.Collector
-	est   Estimator
+	est   advantage.Estimator
 
 	dec        rollout.Decoder
 	maxSteps   int
@@ -91,7 +92,7 @@ type Trainer struct {
 	created     bool
 	resumeFrom  string
 	resumeState trainerState
-	recorded    *Config
+	recorded    *config.Config
 	finished    bool
 }
 
@@ -126,15 +127,15 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 // work; a refusal leaves no file behind. A resumed run that already reached its length does
 // nothing more (Finished). The trainer owns the env instances it builds and the run directory's
 // lock until Run returns; Close releases both.
-func New(cfg Config, opts Options) (*Trainer, error) {
+func New(cfg config.Config, opts Options) (*Trainer, error) {
 	return newTrainer(cfg, opts, false)
 }
 
 // newTrainer is New; forEval builds the trainer that EvaluateRun restores a checkpoint into: it
 // takes no lock, writes nothing and needs no initial weights (no warm start, no policy.init).
-func newTrainer(cfg Config, opts Options, forEval bool) (*Trainer, error) {
+func newTrainer(cfg config.Config, opts Options, forEval bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, &ConfigError{Msg: err.Error()}
+		return nil, &config.Error{Msg: err.Error()}
 	}
 	t := &Trainer{cfg: cfg, out: opts.Out, dir: filepath.Join(cfg.OutDir, cfg.Name), quiet: opts.Quiet,
 		resume: opts.Resume || cfg.Resume == "auto"}
@@ -188,7 +189,7 @@ func (t *Trainer) build(opts Options, forEval bool) error {
 	}
 	t.est, err = advantage.New(cfg.Estimator.Name, cfg.Estimator.Options)
 	if err != nil {
-		return &ConfigError{Msg: err.Error()}
+		return &config.Error{Msg: err.Error()}
 	}
 	slots := cfg.Tasks.PerIter * cfg.Tasks.GroupSize
 	if t.coll, err = newCollector(&t.cfg, t.pol, t.vocab, slots); err != nil {
@@ -242,16 +243,16 @@ type EnvInfo struct {
 
 // ProbeEnv builds one instance of the configured environment, reads its vocabulary, step cap and
 // action words, and closes it again. For a remote env this is where its server is contacted; an
-// env that cannot be built is a *ConfigError. So is a policy.max_len too short for the env's
+// env that cannot be built is a *config.Error. So is a policy.max_len too short for the env's
 // first turn (its prompt plus one action) on the first tasks of the panels, which would leave
 // every such episode truncated before it acts; a remote env's prompts are not probed (each
 // reset would hold a session of its server).
-func ProbeEnv(c *Config) (EnvInfo, error) {
+func ProbeEnv(c *config.Config) (EnvInfo, error) {
 	return probeEnv(c, nil)
 }
 
 // describeEnv is ProbeEnv on an instance of the configured environment already built (probe).
-func describeEnv(c *Config, probe envs.Env) (EnvInfo, error) {
+func describeEnv(c *config.Config, probe envs.Env) (EnvInfo, error) {
 	info := EnvInfo{MaxTurns: probe.MaxTurns()}
 	var err error
 	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
@@ -260,7 +261,7 @@ func describeEnv(c *Config, probe envs.Env) (EnvInfo, error) {
 	if _, remote := probe.(envs.Parallel); !remote {
 		room := c.RolloutConfig().ActionRoom()
 		if prompt := longestPrompt(c, probe, info.Vocab); prompt+room > c.Policy.MaxLen {
-			return EnvInfo{}, &ConfigError{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
+			return EnvInfo{}, &config.Error{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
 				c.Policy.MaxLen, c.Env.Name, prompt, room, prompt+room)}
 		}
 	}
@@ -283,7 +284,7 @@ const promptProbes = 8
 // longestPrompt is the longest first row (rollout.PromptLen) of the first tasks of the training
 // and held-out panels, reset on env e. A reset that fails, panics or outlasts
 // faults.step_timeout is left out: the episodes will say what is wrong with the env.
-func longestPrompt(c *Config, e envs.Env, vocab *tokens.Vocab) int {
+func longestPrompt(c *config.Config, e envs.Env, vocab *tokens.Vocab) int {
 	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
 	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
 	longest := 0
@@ -321,7 +322,7 @@ func longestPrompt(c *Config, e envs.Env, vocab *tokens.Vocab) int {
 // PolicyOptions are the options of the run's policy on an env: the model sized to the env's
 // vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
 // A policy built from them loads the run's checkpoints (policy.Policy.Load).
-func PolicyOptions(c *Config, info EnvInfo) policy.Options {
+func PolicyOptions(c *config.Config, info EnvInfo) policy.Options {
 	pc := c.Policy.Config
 	pc.Vocab = info.Vocab.Size()
 	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,

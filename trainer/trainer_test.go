@@ -43,7 +43,7 @@ func runTiny(t *testing.T, dir string, sets ...string) (Summary, []byte) {
 }
 
 // runConfig trains cfg to the end and returns the summary and metrics.jsonl.
-func runConfig(t *testing.T, cfg Config) (Summary, []byte) {
+func runConfig(t *testing.T, cfg config.Config) (Summary, []byte) {
 	t.Helper()
 	tr, err := New(cfg, Options{Out: io.Discard})
 	if err != nil {
