@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/graftrl/graftrl/config/strict"
@@ -81,4 +82,39 @@ func CheckRange[T cmp.Ordered](env, key string, v, lo, hi T) error {
 		return nil
 	}
 	return &OptionError{Env: env, Key: key, Value: v, Reason: "is out of range", Allowed: fmt.Sprintf("%v..%v", lo, hi)}
+}
+
+// NoteAllowed appends note to the allowed values of err when it is an *OptionError (" for size 6"
+// after a range that depends on the size), so that the message explains itself; it returns err.
+func NoteAllowed(err error, note string) error {
+	if oe, ok := err.(*OptionError); ok {
+		oe.Allowed += note
+	}
+	return err
+}
+
+// CheckRewards checks the two reward options of an env: invalid_penalty in -1..0, then
+// success_reward above 0 and at most 100. The errors are *OptionError naming the key.
+func CheckRewards(env string, invalidPenalty, successReward float64) error {
+	if err := CheckRange(env, "invalid_penalty", invalidPenalty, -1, 0); err != nil {
+		return err
+	}
+	if !(successReward > 0 && successReward <= 100) {
+		return &OptionError{Env: env, Key: "success_reward", Value: successReward,
+			Reason: "is out of range", Allowed: "> 0 and <= 100"}
+	}
+	return nil
+}
+
+// PenaltyDoc documents the option invalid_penalty of default v: "per-step reward of an invalid
+// <what>, -1..0".
+func PenaltyDoc(v float64, what string) OptionDoc {
+	return OptionDoc{Key: "invalid_penalty", Default: strconv.FormatFloat(v, 'g', -1, 64),
+		Help: "per-step reward of an invalid " + what + ", -1..0"}
+}
+
+// SuccessDoc documents the option success_reward of default v: "outcome of <what>, > 0 and <= 100".
+func SuccessDoc(v float64, what string) OptionDoc {
+	return OptionDoc{Key: "success_reward", Default: strconv.FormatFloat(v, 'g', -1, 64),
+		Help: "outcome of " + what + ", > 0 and <= 100"}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Name is the registry name of the environment.
@@ -113,20 +114,16 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := envs.CheckRange(Name, "holes", c.Holes, 0, maxHoles(c.Size)); err != nil {
-		return sizeNote(err, c.Size)
+		return grid.SizeNote(err, c.Size)
 	}
 	if err := envs.CheckRange(Name, "slip", c.Slip, 0, MaxSlip); err != nil {
 		return err
 	}
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
-		return sizeNote(err, c.Size)
+		return grid.SizeNote(err, c.Size)
 	}
-	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
+	if err := envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward); err != nil {
 		return err
-	}
-	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
-		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
-			Reason: "is out of range", Allowed: "> 0 and <= 100"}
 	}
 	if c.SlipMode != "" && c.SlipMode != SlipPerpendicular && c.SlipMode != SlipGymnasium {
 		return &envs.OptionError{Env: Name, Key: "slip_mode", Value: c.SlipMode,
@@ -165,14 +162,6 @@ func mapHoles(rows []string) int {
 	return n
 }
 
-// sizeNote adds the lake side to a range that depends on it, so the message explains itself.
-func sizeNote(err error, size int) error {
-	if oe, ok := err.(*envs.OptionError); ok {
-		oe.Allowed += " for size " + strconv.Itoa(size)
-	}
-	return err
-}
-
 // ConfigFromOptions decodes and validates the options of the env section. Holes and max_turns
 // default by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
@@ -206,8 +195,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "slip", Default: strconv.FormatFloat(d.Slip, 'g', -1, 64), Help: fmt.Sprintf("probability that a move goes sideways instead, 0..%g", MaxSlip)},
 		{Key: "slip_seed", Default: "0", Help: "selects the random stream of the slips (with the task seed and the instance's episode number)"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
-		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
-		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
+		envs.PenaltyDoc(d.InvalidPenalty, "action"),
+		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),
 		{Key: "map", Default: `""`, Help: "a standard lake for every task seed instead of one drawn per seed: 4x4 (gymnasium's FrozenLake-v1 map SFFF FHFH FFFH HFFG) or 8x8 (its map_name=\"8x8\")"},
 		{Key: "slip_mode", Default: SlipPerpendicular, Help: "perpendicular (slip/2 each way, moves off the lake invalid) or gymnasium (is_slippery=True: ahead, left, right 1/3 each, every move valid)"},
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // classic is the 4x4 map of the original FrozenLake: the shortest path from S to G takes 6 moves.
@@ -35,24 +36,6 @@ func mustGrid(t testing.TB, rows []string, cfg Config) *FrozenLake {
 	return f
 }
 
-func mustReset(t testing.TB, f *FrozenLake, seed int64) (string, envs.Observation) {
-	t.Helper()
-	ins, obs, err := f.Reset(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ins, obs
-}
-
-func mustStep(t testing.TB, f *FrozenLake, action string) envs.Observation {
-	t.Helper()
-	obs, err := f.Step(action)
-	if err != nil {
-		t.Fatalf("Step(%q): %v", action, err)
-	}
-	return obs
-}
-
 func noSlip() Config {
 	c := DefaultConfig(4)
 	c.Slip = 0
@@ -62,43 +45,32 @@ func noSlip() Config {
 // TestStepDynamics plays action sequences without slips on the classic map and checks every
 // observation.
 func TestStepDynamics(t *testing.T) {
-	type step struct {
-		action  string
-		text    string
-		key     string
-		reward  float64
-		outcome float64
-		invalid bool
-		done    bool
-		success bool
-		trunc   bool
-		dist    int
-	}
+	type step = envtest.Step
 	tests := []struct {
 		name  string
 		turns int
 		steps []step
 	}{
 		{"off the lake is invalid", 16, []step{
-			{action: "up", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 6},
-			{action: "slide", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 6},
-			{action: "right", text: "r0 c1 wall hole open open", key: "r0c1", dist: 5},
+			{Action: "up", Text: "invalid r0 c0 wall open wall open", Key: "r0c0", Reward: -0.1, Invalid: true, Dist: 6},
+			{Action: "slide", Text: "invalid r0 c0 wall open wall open", Key: "r0c0", Reward: -0.1, Invalid: true, Dist: 6},
+			{Action: "right", Text: "r0 c1 wall hole open open", Key: "r0c1", Dist: 5},
 		}},
 		{"into a hole", 16, []step{
-			{action: "right", text: "r0 c1 wall hole open open", key: "r0c1", dist: 5},
-			{action: "down", text: "r1 c1 hole", key: "r1c1", done: true, dist: envs.DistDead},
+			{Action: "right", Text: "r0 c1 wall hole open open", Key: "r0c1", Dist: 5},
+			{Action: "down", Text: "r1 c1 hole", Key: "r1c1", Done: true, Dist: envs.DistDead},
 		}},
 		{"shortest path to the goal", 16, []step{
-			{action: "down", text: "r1 c0 open open wall hole", key: "r1c0", dist: 5},
-			{action: "down", text: "r2 c0 open hole wall open", key: "r2c0", dist: 4},
-			{action: "right", text: "r2 c1 hole open open open", key: "r2c1", dist: 3},
-			{action: "right", text: "r2 c2 open open open hole", key: "r2c2", dist: 2},
-			{action: "down", text: "r3 c2 open wall open goal", key: "r3c2", dist: 1},
-			{action: "Right", text: "r3 c3 goal", key: "r3c3", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "down", Text: "r1 c0 open open wall hole", Key: "r1c0", Dist: 5},
+			{Action: "down", Text: "r2 c0 open hole wall open", Key: "r2c0", Dist: 4},
+			{Action: "right", Text: "r2 c1 hole open open open", Key: "r2c1", Dist: 3},
+			{Action: "right", Text: "r2 c2 open open open hole", Key: "r2c2", Dist: 2},
+			{Action: "down", Text: "r3 c2 open wall open goal", Key: "r3c2", Dist: 1},
+			{Action: "Right", Text: "r3 c3 goal", Key: "r3c3", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"truncated after max turns", 2, []step{
-			{action: "down", text: "r1 c0 open open wall hole", key: "r1c0", dist: 5},
-			{action: "up", text: "r0 c0 wall open wall open", key: "r0c0", trunc: true, dist: 6},
+			{Action: "down", Text: "r1 c0 open open wall hole", Key: "r1c0", Dist: 5},
+			{Action: "up", Text: "r0 c0 wall open wall open", Key: "r0c0", Trunc: true, Dist: 6},
 		}},
 	}
 	for _, tc := range tests {
@@ -106,20 +78,10 @@ func TestStepDynamics(t *testing.T) {
 			cfg := noSlip()
 			cfg.MaxTurns = tc.turns
 			f := mustGrid(t, classic, cfg)
-			if ins, _ := mustReset(t, f, 0); ins != "goal r3 c3" {
+			if ins, _ := envtest.MustReset(t, f, 0); ins != "goal r3 c3" {
 				t.Errorf("instruction %q", ins)
 			}
-			for i, s := range tc.steps {
-				got := mustStep(t, f, s.action)
-				want := envs.Observation{Text: s.text, Reward: s.reward, Outcome: s.outcome, Done: s.done,
-					Truncated: s.trunc, Info: envs.Info{Success: s.success, Invalid: s.invalid, Distance: s.dist}}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, s.action, got, want)
-				}
-				if k := f.StateKey(); k != s.key {
-					t.Errorf("step %d %q: StateKey = %q, want %q", i, s.action, k, s.key)
-				}
-			}
+			envtest.CheckSteps(t, f, tc.steps)
 		})
 	}
 }
@@ -140,8 +102,8 @@ func TestSlipStatistics(t *testing.T) {
 				if mode == "episodes" {
 					seed = 42
 				}
-				mustReset(t, f, seed)
-				obs := mustStep(t, f, "up")
+				envtest.MustReset(t, f, seed)
+				obs := envtest.MustStep(t, f, "up")
 				counts[f.StateKey()]++
 				if slipped := f.StateKey() != "r1c2"; slipped != (obs.Info.Extra["slipped"] == 1) {
 					t.Fatalf("p %v: key %q with Extra %v", p, f.StateKey(), obs.Info.Extra)
@@ -167,9 +129,9 @@ func TestSlipAgainstTheEdge(t *testing.T) {
 	cfg.Slip = 0.9
 	f := mustGrid(t, classic, cfg)
 	for seed := range int64(100) {
-		mustReset(t, f, seed)
+		envtest.MustReset(t, f, seed)
 		// From r0c0 "down" slips left (off the lake, stays) or right (r0c1).
-		obs := mustStep(t, f, "down")
+		obs := envtest.MustStep(t, f, "down")
 		if f.StateKey() == "r0c0" {
 			if obs.Info.Invalid || obs.Info.Extra["slipped"] != 1 || obs.Text != "r0 c0 wall open wall open" || obs.Reward != 0 {
 				t.Fatalf("seed %d: slip against the edge gave %+v", seed, obs)
@@ -183,10 +145,10 @@ func TestSlipAgainstTheEdge(t *testing.T) {
 // play runs the actions from a Reset of seed and returns the keys visited.
 func play(t *testing.T, f *FrozenLake, seed int64, actions []string) string {
 	t.Helper()
-	mustReset(t, f, seed)
+	envtest.MustReset(t, f, seed)
 	keys := []string{f.StateKey()}
 	for _, a := range actions {
-		if obs := mustStep(t, f, a); obs.Over() {
+		if obs := envtest.MustStep(t, f, a); obs.Over() {
 			break
 		}
 		keys = append(keys, f.StateKey())
@@ -246,11 +208,11 @@ func TestClone(t *testing.T) {
 	cfg := DefaultConfig(5)
 	cfg.Slip, cfg.MaxTurns = 0.5, 40
 	f := mustGrid(t, open5, cfg)
-	mustReset(t, f, 9)
-	mustStep(t, f, "up")
+	envtest.MustReset(t, f, 9)
+	envtest.MustStep(t, f, "up")
 	c := f.Clone().(*FrozenLake)
 	for _, a := range strings.Fields("left right up down left left up") {
-		x, y := mustStep(t, f, a), mustStep(t, c, a)
+		x, y := envtest.MustStep(t, f, a), envtest.MustStep(t, c, a)
 		if !reflect.DeepEqual(x, y) || f.StateKey() != c.StateKey() {
 			t.Fatalf("clone diverged after %q: %+v vs %+v", a, x, y)
 		}
@@ -269,12 +231,12 @@ func TestReseedSlips(t *testing.T) {
 	differ := 0
 	for seed := range int64(50) {
 		f := mustGrid(t, open5, cfg)
-		mustReset(t, f, seed)
-		mustStep(t, f, "up")
+		envtest.MustReset(t, f, seed)
+		envtest.MustStep(t, f, "up")
 		run := func(e *FrozenLake) string {
 			var keys []string
 			for _, a := range actions {
-				if mustStep(t, e, a); e.over {
+				if envtest.MustStep(t, e, a); e.over {
 					break
 				}
 				keys = append(keys, e.StateKey())
@@ -304,9 +266,9 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 		t.Error("Step before Reset: no error")
 	}
 	g := mustGrid(t, classic, noSlip())
-	mustReset(t, g, 0)
-	mustStep(t, g, "right")
-	if obs := mustStep(t, g, "down"); !obs.Done {
+	envtest.MustReset(t, g, 0)
+	envtest.MustStep(t, g, "right")
+	if obs := envtest.MustStep(t, g, "down"); !obs.Done {
 		t.Fatal("hole did not end the episode")
 	}
 	if _, err := g.Step("up"); err == nil {
@@ -325,8 +287,8 @@ func TestTurns(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	f := mustGrid(t, classic, noSlip())
-	mustReset(t, f, 0)
-	mustStep(t, f, "down")
+	envtest.MustReset(t, f, 0)
+	envtest.MustStep(t, f, "down")
 	want := "   0 1 2 3\nr0 S . . .\nr1 @ H . H\nr2 . . . H\nr3 H . . G\n"
 	if got := f.Render(); got != want {
 		t.Errorf("Render =\n%s\nwant\n%s", got, want)

@@ -2,7 +2,6 @@ package frozenlake
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/graftrl/graftrl/envs/grid"
 )
@@ -63,23 +62,11 @@ func (l *layout) solve() {
 // slips, in minDistance..maxDistance moves.
 func (l *layout) generate(cfg Config, seed int64) error {
 	n := cfg.Size
-	cellsN := n * n
 	need := 2 + cfg.Holes
-	var pcg rand.PCG
-	pcg.Seed(uint64(seed), layoutStream)
-	rng := rand.New(&pcg)
-	var perm [maxCells]int
-	for i := range cellsN {
-		perm[i] = (i/n)*stride + i%n
-	}
+	draw := grid.NewCellDraw(seed, layoutStream, n, stride)
 	l.size = n
 	for range maxDraws {
-		// A partial Fisher-Yates shuffle: the first `need` entries are a uniform draw of distinct
-		// cells; continuing to shuffle the previous draw keeps it uniform.
-		for i := range need {
-			j := i + rng.IntN(cellsN-i)
-			perm[i], perm[j] = perm[j], perm[i]
-		}
+		perm := draw.Next(need)
 		l.cells = [maxCells]cell{}
 		l.start, l.goal = perm[0], perm[1]
 		for _, i := range perm[2:need] {

@@ -3,6 +3,8 @@ package frozenlake
 import (
 	"reflect"
 	"testing"
+
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // TestGeneratedLayouts checks the generator's promises on many seeds at every size, with no, the
@@ -40,8 +42,8 @@ func TestLayoutDeterminism(t *testing.T) {
 	b, _ := New(DefaultConfig(4))
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		insA, obsA := mustReset(t, a, seed)
-		insB, obsB := mustReset(t, b, seed)
+		insA, obsA := envtest.MustReset(t, a, seed)
+		insB, obsB := envtest.MustReset(t, b, seed)
 		if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
 			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
 		}
@@ -63,7 +65,7 @@ func TestLayoutGolden(t *testing.T) {
 	}
 	f, _ := New(DefaultConfig(4))
 	for seed, want := range golden {
-		mustReset(t, f, seed)
+		envtest.MustReset(t, f, seed)
 		if got := f.Render(); got != want {
 			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
 		}

@@ -1,11 +1,15 @@
 // Package grid holds what the grid environments (maze, keydoor, frozenlake, sokoban) share: the
 // four moves and their action words, the position words r0..r6 and c0..c6, the cell state keys
-// r0c0..r6c6, the drawing frame of Render, and the list of valid moves and the shortest-path expert
-// move built on each env's own move rule. Each env keeps its own cells, layout and rules.
+// r0c0..r6c6, the drawing frame of Render, the list of valid moves and the shortest-path expert
+// move built on each env's own move rule, the draw of distinct cells of a layout generator
+// (CellDraw) and the size note of option errors (SizeNote). Each env keeps its own cells, layout and
+// rules.
 package grid
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
@@ -188,4 +192,40 @@ func ExpertMove(env string, running bool, next func(d Direction) (dist int, ok b
 		}
 	}
 	return "", fmt.Errorf("%s: %w", env, envs.ErrNoAction)
+}
+
+// SizeNote appends " for size <size>" to the allowed values of an *envs.OptionError, for the options
+// whose range depends on the grid side (see envs.NoteAllowed); it returns err.
+func SizeNote(err error, size int) error {
+	return envs.NoteAllowed(err, " for size "+strconv.Itoa(size))
+}
+
+// CellDraw draws distinct cells of a size×size grid (cells indexed row·stride + column) from the
+// random stream of a task seed, for layout generators that redraw until a layout is accepted.
+type CellDraw struct {
+	pcg   rand.PCG
+	rng   *rand.Rand
+	perm  [MaxSide * MaxSide]int
+	cells int
+}
+
+// NewCellDraw returns a draw over a size×size grid from a PCG generator seeded by (seed, stream).
+func NewCellDraw(seed int64, stream uint64, size, stride int) *CellDraw {
+	d := &CellDraw{cells: size * size}
+	d.pcg.Seed(uint64(seed), stream)
+	d.rng = rand.New(&d.pcg)
+	for i := range d.cells {
+		d.perm[i] = (i/size)*stride + i%size
+	}
+	return d
+}
+
+// Next returns k distinct cells drawn uniformly, by a partial Fisher-Yates shuffle that continues the
+// previous draw (which keeps it uniform). The slice is overwritten by the next draw.
+func (d *CellDraw) Next(k int) []int {
+	for i := range k {
+		j := i + d.rng.IntN(d.cells-i)
+		d.perm[i], d.perm[j] = d.perm[j], d.perm[i]
+	}
+	return d.perm[:k]
 }

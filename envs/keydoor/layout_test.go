@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // oracle is an independent check of the distances: it explores every state reachable from the start
@@ -29,7 +30,7 @@ func oracle(t *testing.T, k *KeyDoor) map[string][2]int {
 		queue = queue[1:]
 		for _, a := range []string{"up", "down", "left", "right"} {
 			c := nodes[s].env.Clone().(*KeyDoor)
-			obs := mustStep(t, c, a)
+			obs := envtest.MustStep(t, c, a)
 			if obs.Info.Invalid {
 				continue
 			}
@@ -74,13 +75,13 @@ func TestDistancesMatchOracle(t *testing.T) {
 	var envsUnderTest []*KeyDoor
 	for _, g := range grids {
 		k := mustGrid(t, g, DefaultConfig(5))
-		mustReset(t, k, 0)
+		envtest.MustReset(t, k, 0)
 		envsUnderTest = append(envsUnderTest, k)
 	}
 	for size := MinSize; size <= MaxSize; size++ {
 		for seed := range int64(40) {
 			k, _ := New(DefaultConfig(size))
-			mustReset(t, k, seed)
+			envtest.MustReset(t, k, seed)
 			envsUnderTest = append(envsUnderTest, k)
 		}
 	}
@@ -97,7 +98,7 @@ func TestDistancesMatchOracle(t *testing.T) {
 	}
 	// The door is walled off from the start side: dead from the start.
 	k := mustGrid(t, []string{"S.#", "K##", "#DG"}, DefaultConfig(5))
-	if _, obs := mustReset(t, k, 0); obs.Info.Distance != envs.DistDead {
+	if _, obs := envtest.MustReset(t, k, 0); obs.Info.Distance != envs.DistDead {
 		t.Errorf("walled-off door: Distance %d, want DistDead", obs.Info.Distance)
 	}
 }
@@ -165,8 +166,8 @@ func TestLayoutDeterminism(t *testing.T) {
 	b, _ := New(DefaultConfig(5))
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		insA, obsA := mustReset(t, a, seed)
-		insB, obsB := mustReset(t, b, seed)
+		insA, obsA := envtest.MustReset(t, a, seed)
+		insB, obsB := envtest.MustReset(t, b, seed)
 		if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
 			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
 		}
@@ -198,14 +199,14 @@ func TestLayoutGolden(t *testing.T) {
 	}
 	k, _ := New(DefaultConfig(5))
 	for seed, want := range golden {
-		mustReset(t, k, seed)
+		envtest.MustReset(t, k, seed)
 		if got := k.Render(); got != want {
 			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
 		}
 	}
-	mustReset(t, k, 0)
+	envtest.MustReset(t, k, 0)
 	for i, a := range []string{"up", "down", "down", "right", "down", "right", "right", "up"} {
-		if obs := mustStep(t, k, a); obs.Info.Distance != 7-i || obs.Info.Success != (i == 7) {
+		if obs := envtest.MustStep(t, k, a); obs.Info.Distance != 7-i || obs.Info.Success != (i == 7) {
 			t.Fatalf("seed 0 step %d %q: %+v", i, a, obs)
 		}
 	}

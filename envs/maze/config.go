@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Name is the registry name of the environment.
@@ -74,30 +75,15 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
-		return sizeNote(err, c.Size)
+		return grid.SizeNote(err, c.Size)
 	}
 	if err := envs.CheckRange(Name, "traps", c.Traps, 0, maxTraps(c.Size)); err != nil {
-		return sizeNote(err, c.Size)
+		return grid.SizeNote(err, c.Size)
 	}
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
-		return sizeNote(err, c.Size)
+		return grid.SizeNote(err, c.Size)
 	}
-	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
-		return err
-	}
-	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
-		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
-			Reason: "is out of range", Allowed: "> 0 and <= 100"}
-	}
-	return nil
-}
-
-// sizeNote adds the grid side to a range that depends on it, so the message explains itself.
-func sizeNote(err error, size int) error {
-	if oe, ok := err.(*envs.OptionError); ok {
-		oe.Allowed += " for size " + strconv.Itoa(size)
-	}
-	return err
+	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
 
 // ConfigFromOptions decodes and validates the options of the env section. Walls, traps and max_turns
@@ -129,8 +115,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
 		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
 		{Key: "goal_hint", Default: "false", Help: "append the goal's direction (goal-up, goal-left …) to observations"},
-		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
-		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of reaching the goal, > 0 and <= 100"},
+		envs.PenaltyDoc(d.InvalidPenalty, "action"),
+		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/envs/envtest"
 	"github.com/graftrl/graftrl/envs/grid"
 )
 
@@ -15,10 +16,10 @@ func FuzzMazeStep(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, prefix uint8, action string) {
 		m := mustGrid(t, corridor, DefaultConfig(5))
-		mustReset(t, m, 0)
+		envtest.MustReset(t, m, 0)
 		// A prefix of up to four moves puts the agent in different cells (never past a trap or the goal).
 		for _, a := range []string{"down", "down", "right", "down"}[:prefix%5] {
-			mustStep(t, m, a)
+			envtest.MustStep(t, m, a)
 		}
 		key, turn := m.StateKey(), m.turn
 		obs, err := m.Step(action)

@@ -2,7 +2,6 @@ package maze
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/graftrl/graftrl/envs/grid"
 )
@@ -73,26 +72,14 @@ func (l *layout) solve() {
 // trap, in minDistance..maxDistance moves.
 func (l *layout) generate(cfg Config, seed int64) error {
 	n := cfg.Size
-	cellsN := n * n
 	obstacles := 2 + cfg.Walls + cfg.Traps
-	if obstacles > cellsN {
+	if obstacles > n*n {
 		return fmt.Errorf("maze: %d walls and %d traps do not fit a %dx%d grid", cfg.Walls, cfg.Traps, n, n)
 	}
-	var pcg rand.PCG
-	pcg.Seed(uint64(seed), pcgStream)
-	rng := rand.New(&pcg)
-	var perm [maxCells]int
-	for i := range cellsN {
-		perm[i] = (i/n)*stride + i%n
-	}
+	draw := grid.NewCellDraw(seed, pcgStream, n, stride)
 	l.size = n
 	for range maxDraws {
-		// A partial Fisher-Yates shuffle: the first `obstacles` entries are a uniform draw of
-		// distinct cells. Continuing to shuffle the previous draw keeps it uniform.
-		for i := range obstacles {
-			j := i + rng.IntN(cellsN-i)
-			perm[i], perm[j] = perm[j], perm[i]
-		}
+		perm := draw.Next(obstacles)
 		l.cells = [maxCells]cell{}
 		l.start, l.goal = perm[0], perm[1]
 		for _, i := range perm[2 : 2+cfg.Walls] {

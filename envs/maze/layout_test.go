@@ -2,6 +2,8 @@ package maze
 
 import (
 	"testing"
+
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // bfsFrom is an independent check of the generator's distances: moves from the start to the goal
@@ -78,8 +80,8 @@ func TestLayoutDeterminism(t *testing.T) {
 	b, _ := New(cfg)
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		insA, obsA := mustReset(t, a, seed)
-		insB, obsB := mustReset(t, b, seed)
+		insA, obsA := envtest.MustReset(t, a, seed)
+		insB, obsB := envtest.MustReset(t, b, seed)
 		if a.Render() != b.Render() || insA != insB || obsA.Text != obsB.Text {
 			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
 		}
@@ -90,15 +92,15 @@ func TestLayoutDeterminism(t *testing.T) {
 	}
 	// Reset from another task back to a seed rebuilds the same layout; Reset on the same seed
 	// (the cached layout) does too.
-	mustReset(t, a, 7)
+	envtest.MustReset(t, a, 7)
 	want := a.Render()
-	mustReset(t, a, 8)
+	envtest.MustReset(t, a, 8)
 	if a.Render() == want {
 		t.Error("seeds 7 and 8 gave the same layout")
 	}
-	mustReset(t, a, 7)
-	mustStep(t, a, "up")
-	mustReset(t, a, 7)
+	envtest.MustReset(t, a, 7)
+	envtest.MustStep(t, a, "up")
+	envtest.MustReset(t, a, 7)
 	if a.Render() != want {
 		t.Errorf("seed 7 again:\n%s\nwant\n%s", a.Render(), want)
 	}
@@ -125,7 +127,7 @@ func TestLayoutGolden(t *testing.T) {
 	}
 	m, _ := New(DefaultConfig(5))
 	for seed, want := range golden {
-		mustReset(t, m, seed)
+		envtest.MustReset(t, m, seed)
 		if got := m.Render(); got != want {
 			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
 		}

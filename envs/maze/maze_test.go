@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // corridor is a 5x5 layout whose distances are easy to check by hand: the only way from S to G goes
@@ -34,27 +35,9 @@ func mustGrid(t testing.TB, rows []string, cfg Config) *Maze {
 	return m
 }
 
-func mustReset(t testing.TB, m *Maze, seed int64) (string, envs.Observation) {
-	t.Helper()
-	ins, obs, err := m.Reset(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ins, obs
-}
-
-func mustStep(t testing.TB, m *Maze, action string) envs.Observation {
-	t.Helper()
-	obs, err := m.Step(action)
-	if err != nil {
-		t.Fatalf("Step(%q): %v", action, err)
-	}
-	return obs
-}
-
 func TestResetOnGrid(t *testing.T) {
 	m := mustGrid(t, corridor, DefaultConfig(5))
-	ins, obs := mustReset(t, m, 0)
+	ins, obs := envtest.MustReset(t, m, 0)
 	if ins != "goal r4 c4" {
 		t.Errorf("instruction = %q, want %q", ins, "goal r4 c4")
 	}
@@ -69,18 +52,7 @@ func TestResetOnGrid(t *testing.T) {
 
 // TestStepDynamics plays action sequences on hand-built layouts and checks every observation.
 func TestStepDynamics(t *testing.T) {
-	type step struct {
-		action  string
-		text    string
-		key     string
-		reward  float64
-		outcome float64
-		invalid bool
-		done    bool
-		success bool
-		trunc   bool
-		dist    int
-	}
+	type step = envtest.Step
 	cfg := DefaultConfig(5)
 	tests := []struct {
 		name  string
@@ -89,50 +61,50 @@ func TestStepDynamics(t *testing.T) {
 		steps []step
 	}{
 		{"off the grid", corridor, 12, []step{
-			{action: "up", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 8},
-			{action: "left", text: "invalid r0 c0 wall open wall open", key: "r0c0", reward: -0.1, invalid: true, dist: 8},
+			{Action: "up", Text: "invalid r0 c0 wall open wall open", Key: "r0c0", Reward: -0.1, Invalid: true, Dist: 8},
+			{Action: "left", Text: "invalid r0 c0 wall open wall open", Key: "r0c0", Reward: -0.1, Invalid: true, Dist: 8},
 		}},
 		{"into a wall", corridor, 12, []step{
-			{action: "right", text: "r0 c1 wall trap open wall", key: "r0c1", dist: 9},
-			{action: "right", text: "invalid r0 c1 wall trap open wall", key: "r0c1", reward: -0.1, invalid: true, dist: 9},
-			{action: "left", text: "r0 c0 wall open wall open", key: "r0c0", dist: 8},
+			{Action: "right", Text: "r0 c1 wall trap open wall", Key: "r0c1", Dist: 9},
+			{Action: "right", Text: "invalid r0 c1 wall trap open wall", Key: "r0c1", Reward: -0.1, Invalid: true, Dist: 9},
+			{Action: "left", Text: "r0 c0 wall open wall open", Key: "r0c0", Dist: 8},
 		}},
 		{"onto a trap", corridor, 12, []step{
-			{action: "right", text: "r0 c1 wall trap open wall", key: "r0c1", dist: 9},
-			{action: "down", text: "r1 c1 trap", key: "r1c1", done: true, dist: envs.DistDead},
+			{Action: "right", Text: "r0 c1 wall trap open wall", Key: "r0c1", Dist: 9},
+			{Action: "down", Text: "r1 c1 trap", Key: "r1c1", Done: true, Dist: envs.DistDead},
 		}},
 		{"shortest path to the goal", corridor, 12, []step{
-			{action: "down", text: "r1 c0 open open wall trap", key: "r1c0", dist: 7},
-			{action: "down", text: "r2 c0 open open wall open", key: "r2c0", dist: 6},
-			{action: "down", text: "r3 c0 open open wall open", key: "r3c0", dist: 5},
-			{action: "right", text: "r3 c1 open open open open", key: "r3c1", dist: 4},
-			{action: "right", text: "r3 c2 wall open open open", key: "r3c2", dist: 3},
-			{action: "right", text: "r3 c3 trap wall open open", key: "r3c3", dist: 2},
-			{action: "right", text: "r3 c4 open goal open wall", key: "r3c4", dist: 1},
-			{action: "down", text: "r4 c4 goal", key: "r4c4", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "down", Text: "r1 c0 open open wall trap", Key: "r1c0", Dist: 7},
+			{Action: "down", Text: "r2 c0 open open wall open", Key: "r2c0", Dist: 6},
+			{Action: "down", Text: "r3 c0 open open wall open", Key: "r3c0", Dist: 5},
+			{Action: "right", Text: "r3 c1 open open open open", Key: "r3c1", Dist: 4},
+			{Action: "right", Text: "r3 c2 wall open open open", Key: "r3c2", Dist: 3},
+			{Action: "right", Text: "r3 c3 trap wall open open", Key: "r3c3", Dist: 2},
+			{Action: "right", Text: "r3 c4 open goal open wall", Key: "r3c4", Dist: 1},
+			{Action: "down", Text: "r4 c4 goal", Key: "r4c4", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"truncated after max turns", small, 3, []step{
-			{action: "down", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
-			{action: "jump", text: "invalid r1 c0 open trap wall open", key: "r1c0", reward: -0.1, invalid: true, dist: 3},
-			{action: "up", text: "r0 c0 wall open wall open", key: "r0c0", trunc: true, dist: 2},
+			{Action: "down", Text: "r1 c0 open trap wall open", Key: "r1c0", Dist: 3},
+			{Action: "jump", Text: "invalid r1 c0 open trap wall open", Key: "r1c0", Reward: -0.1, Invalid: true, Dist: 3},
+			{Action: "up", Text: "r0 c0 wall open wall open", Key: "r0c0", Trunc: true, Dist: 2},
 		}},
 		{"invalid action on the last turn is truncated", small, 2, []step{
-			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
-			{action: "up", text: "invalid r0 c1 wall open open goal", key: "r0c1", reward: -0.1, invalid: true, trunc: true, dist: 1},
+			{Action: "right", Text: "r0 c1 wall open open goal", Key: "r0c1", Dist: 1},
+			{Action: "up", Text: "invalid r0 c1 wall open open goal", Key: "r0c1", Reward: -0.1, Invalid: true, Trunc: true, Dist: 1},
 		}},
 		{"goal on the last turn is a success, not a truncation", small, 2, []step{
-			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
-			{action: "right", text: "r0 c2 goal", key: "r0c2", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "right", Text: "r0 c1 wall open open goal", Key: "r0c1", Dist: 1},
+			{Action: "right", Text: "r0 c2 goal", Key: "r0c2", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"trap on the last turn is a failure, not a truncation", small, 2, []step{
-			{action: "down", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
-			{action: "down", text: "r2 c0 trap", key: "r2c0", done: true, dist: envs.DistDead},
+			{Action: "down", Text: "r1 c0 open trap wall open", Key: "r1c0", Dist: 3},
+			{Action: "down", Text: "r2 c0 trap", Key: "r2c0", Done: true, Dist: envs.DistDead},
 		}},
 		{"into a wall from below", small, 5, []step{
-			{action: "right", text: "r0 c1 wall open open goal", key: "r0c1", dist: 1},
-			{action: "down", text: "r1 c1 open wall open open", key: "r1c1", dist: 2},
-			{action: "down", text: "invalid r1 c1 open wall open open", key: "r1c1", reward: -0.1, invalid: true, dist: 2},
-			{action: "left", text: "r1 c0 open trap wall open", key: "r1c0", dist: 3},
+			{Action: "right", Text: "r0 c1 wall open open goal", Key: "r0c1", Dist: 1},
+			{Action: "down", Text: "r1 c1 open wall open open", Key: "r1c1", Dist: 2},
+			{Action: "down", Text: "invalid r1 c1 open wall open open", Key: "r1c1", Reward: -0.1, Invalid: true, Dist: 2},
+			{Action: "left", Text: "r1 c0 open trap wall open", Key: "r1c0", Dist: 3},
 		}},
 	}
 	for _, tc := range tests {
@@ -140,20 +112,8 @@ func TestStepDynamics(t *testing.T) {
 			c := cfg
 			c.MaxTurns = tc.turns
 			m := mustGrid(t, tc.grid, c)
-			mustReset(t, m, 0)
-			for i, s := range tc.steps {
-				got := mustStep(t, m, s.action)
-				want := envs.Observation{Text: s.text, Reward: s.reward, Outcome: s.outcome, Done: s.done,
-					Truncated: s.trunc, Info: envs.Info{Success: s.success, Invalid: s.invalid, Distance: s.dist}}
-				if got.Text != want.Text || got.Reward != want.Reward || got.Outcome != want.Outcome ||
-					got.Done != want.Done || got.Truncated != want.Truncated || got.Info.Success != want.Info.Success ||
-					got.Info.Invalid != want.Info.Invalid || got.Info.Distance != want.Info.Distance {
-					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, s.action, got, want)
-				}
-				if k := m.StateKey(); k != s.key {
-					t.Errorf("step %d %q: StateKey = %q, want %q", i, s.action, k, s.key)
-				}
-			}
+			envtest.MustReset(t, m, 0)
+			envtest.CheckSteps(t, m, tc.steps)
 		})
 	}
 }
@@ -161,8 +121,8 @@ func TestStepDynamics(t *testing.T) {
 // TestRenderSmall fixes the drawing format the play command shows.
 func TestRenderSmall(t *testing.T) {
 	m := mustGrid(t, small, DefaultConfig(5))
-	mustReset(t, m, 0)
-	mustStep(t, m, "down")
+	envtest.MustReset(t, m, 0)
+	envtest.MustStep(t, m, "down")
 	want := "   0 1 2\nr0 S . G\nr1 @ . .\nr2 T # .\n"
 	if got := m.Render(); got != want {
 		t.Errorf("Render =\n%s\nwant\n%s", got, want)
@@ -178,23 +138,23 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 		t.Error("Step before Reset: no error")
 	}
 	g := mustGrid(t, small, DefaultConfig(5))
-	mustReset(t, g, 0)
-	mustStep(t, g, "right")
-	if obs := mustStep(t, g, "right"); !obs.Done {
+	envtest.MustReset(t, g, 0)
+	envtest.MustStep(t, g, "right")
+	if obs := envtest.MustStep(t, g, "right"); !obs.Done {
 		t.Fatal("goal not reached")
 	}
 	if _, err := g.Step("left"); err == nil {
 		t.Error("Step after the episode ended: no error")
 	}
-	mustReset(t, g, 0)
-	if obs := mustStep(t, g, "right"); obs.Over() || g.StateKey() != "r0c1" {
+	envtest.MustReset(t, g, 0)
+	if obs := envtest.MustStep(t, g, "right"); obs.Over() || g.StateKey() != "r0c1" {
 		t.Errorf("after a new Reset: %+v key %q", obs, g.StateKey())
 	}
 }
 
 func TestUnreachableGoalIsDead(t *testing.T) {
 	m := mustGrid(t, []string{"S#G", "#..", "..."}, DefaultConfig(5))
-	if _, obs := mustReset(t, m, 0); obs.Info.Distance != envs.DistDead {
+	if _, obs := envtest.MustReset(t, m, 0); obs.Info.Distance != envs.DistDead {
 		t.Errorf("Distance = %d, want DistDead", obs.Info.Distance)
 	}
 }
@@ -203,15 +163,15 @@ func TestUnreachableGoalIsDead(t *testing.T) {
 func TestInvalidTextLeavesState(t *testing.T) {
 	for _, text := range []string{"", " ", "up up", "🙂", "\x00", "UP!", "r0 c1"} {
 		m := mustGrid(t, corridor, DefaultConfig(5))
-		_, first := mustReset(t, m, 0)
-		obs := mustStep(t, m, text)
+		_, first := envtest.MustReset(t, m, 0)
+		obs := envtest.MustStep(t, m, text)
 		if !obs.Info.Invalid || obs.Reward != -0.1 || obs.Text != "invalid "+first.Text || m.StateKey() != "r0c0" || obs.Over() {
 			t.Errorf("Step(%q) = %+v, key %q", text, obs, m.StateKey())
 		}
 	}
 	m := mustGrid(t, corridor, DefaultConfig(5))
-	mustReset(t, m, 0)
-	if obs := mustStep(t, m, "DOWN"); obs.Info.Invalid || m.StateKey() != "r1c0" {
+	envtest.MustReset(t, m, 0)
+	if obs := envtest.MustStep(t, m, "DOWN"); obs.Info.Invalid || m.StateKey() != "r1c0" {
 		t.Errorf(`Step("DOWN") = %+v, key %q`, obs, m.StateKey())
 	}
 }
@@ -228,10 +188,10 @@ func TestStateKeyIgnoresHistory(t *testing.T) {
 	var key, text string
 	for i, p := range paths {
 		m := mustGrid(t, corridor, DefaultConfig(5))
-		mustReset(t, m, 0)
+		envtest.MustReset(t, m, 0)
 		var obs envs.Observation
 		for _, a := range p {
-			obs = mustStep(t, m, a)
+			obs = envtest.MustStep(t, m, a)
 		}
 		if i == 0 {
 			key, text = m.StateKey(), strings.TrimPrefix(obs.Text, "invalid ")
@@ -294,10 +254,10 @@ func TestVocabulary(t *testing.T) {
 			t.Fatal(err)
 		}
 		for seed := range int64(300) {
-			ins, obs := mustReset(t, m, seed)
+			ins, obs := envtest.MustReset(t, m, seed)
 			texts := []string{ins, obs.Text}
 			for i := 0; !obs.Over(); i++ {
-				obs = mustStep(t, m, actions[(int(seed)*7+i*i)%len(actions)])
+				obs = envtest.MustStep(t, m, actions[(int(seed)*7+i*i)%len(actions)])
 				texts = append(texts, obs.Text)
 			}
 			for _, txt := range texts {
@@ -319,10 +279,10 @@ func TestClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustReset(t, m, 3)
+	envtest.MustReset(t, m, 3)
 	var first envs.Observation
 	for _, a := range []string{"up", "down", "left", "right"} {
-		if first = mustStep(t, m, a); !first.Info.Invalid && !first.Over() {
+		if first = envtest.MustStep(t, m, a); !first.Info.Invalid && !first.Over() {
 			break
 		}
 	}
@@ -335,17 +295,17 @@ func TestClone(t *testing.T) {
 	for !c.over {
 		for _, a := range []string{"up", "left", "down", "right"} {
 			if !c.over {
-				mustStep(t, c, a)
+				envtest.MustStep(t, c, a)
 			}
 		}
 	}
-	mustReset(t, c, 99)
+	envtest.MustReset(t, c, 99)
 	if m.StateKey() != key || m.Render() != render || m.over {
 		t.Errorf("stepping the clone changed the original: %q\n%s", m.StateKey(), m.Render())
 	}
 	// The original continues as if no clone existed.
 	o := m.Clone().(*Maze)
-	a, b := mustStep(t, m, "down"), mustStep(t, o, "down")
+	a, b := envtest.MustStep(t, m, "down"), envtest.MustStep(t, o, "down")
 	if !reflect.DeepEqual(a, b) || m.StateKey() != o.StateKey() {
 		t.Errorf("original and fresh clone diverge: %+v vs %+v", a, b)
 	}
@@ -359,7 +319,7 @@ func TestRenderBeforeReset(t *testing.T) {
 	if r := m.Render(); r != "" {
 		t.Errorf("Render before Reset = %q, want empty", r)
 	}
-	mustReset(t, m, 0)
+	envtest.MustReset(t, m, 0)
 	if r := m.Render(); strings.Count(r, "@") != 1 || strings.Count(r, "G") != 1 || strings.Count(r, "\n") != 6 {
 		t.Errorf("Render after Reset =\n%s", r)
 	}

@@ -1,6 +1,10 @@
 package shop
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/graftrl/graftrl/envs/envtest"
+)
 
 // TestGeneratedCatalogs checks the generator's promises on many seeds of every size: exactly one item
 // matches the goal, the look-alikes share its category and color, and the query "<color> <category>"
@@ -49,8 +53,8 @@ func TestCatalogDeterminism(t *testing.T) {
 	b, _ := New(DefaultConfig())
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		mustReset(t, a, seed)
-		mustReset(t, b, seed)
+		envtest.MustReset(t, a, seed)
+		envtest.MustReset(t, b, seed)
 		if a.Render() != b.Render() {
 			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
 		}
@@ -66,7 +70,7 @@ func TestCatalogDeterminism(t *testing.T) {
 // comparable with earlier runs.
 func TestCatalogGolden(t *testing.T) {
 	s, _ := New(DefaultConfig())
-	mustReset(t, s, 0)
+	envtest.MustReset(t, s, 0)
 	// Checked by hand: one green bag under 20 (i5), two look-alikes at 25, three others.
 	want := "find green bag under 20\n" +
 		"  i1 black shirt 20 s m\n" +

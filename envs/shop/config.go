@@ -63,14 +63,7 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, optimalSteps, maxTurnsLimit); err != nil {
 		return err
 	}
-	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
-		return err
-	}
-	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
-		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
-			Reason: "is out of range", Allowed: "> 0 and <= 100"}
-	}
-	return nil
+	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
 
 // ConfigFromOptions decodes and validates the options of the env section.
@@ -88,8 +81,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "items", Default: strconv.Itoa(d.Items), Help: fmt.Sprintf("items in the catalogue of a task, %d..%d", MinItems, MaxItems)},
 		{Key: "results", Default: strconv.Itoa(d.Results), Help: fmt.Sprintf("items a result page shows at most, %d..%d", MinResults, MaxResults)},
 		{Key: "max_turns", Default: strconv.Itoa(d.MaxTurns), Help: fmt.Sprintf("step cap, %d..%d", optimalSteps, maxTurnsLimit)},
-		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
-		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of buying the right item, > 0 and <= 100"},
+		envs.PenaltyDoc(d.InvalidPenalty, "action"),
+		envs.SuccessDoc(d.SuccessReward, "buying the right item"),
 	}
 }
 

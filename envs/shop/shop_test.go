@@ -1,11 +1,11 @@
 package shop
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // Size bits of the hand-made catalogues.
@@ -45,52 +45,23 @@ func bags() catalog {
 
 const sML = sM | sL
 
-func mustReset(t testing.TB, s *Shop, seed int64) (string, envs.Observation) {
-	t.Helper()
-	ins, obs, err := s.Reset(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ins, obs
-}
-
-func mustStep(t testing.TB, s *Shop, action string) envs.Observation {
-	t.Helper()
-	obs, err := s.Step(action)
-	if err != nil {
-		t.Fatalf("Step(%q): %v", action, err)
-	}
-	return obs
-}
-
 func TestResetOnCatalog(t *testing.T) {
 	s := newFromCatalog(shirts(), DefaultConfig())
-	ins, obs := mustReset(t, s, 0)
+	ins, obs := envtest.MustReset(t, s, 0)
 	if ins != "find red shirt size m under 20" || obs.Text != "home" || obs.Info.Distance != 4 || s.StateKey() != "home" {
 		t.Errorf("Reset = %q, %+v, key %q", ins, obs, s.StateKey())
 	}
 	b := newFromCatalog(bags(), DefaultConfig())
-	if ins, obs := mustReset(t, b, 0); ins != "find black bag under 30" || obs.Info.Distance != 3 {
+	if ins, obs := envtest.MustReset(t, b, 0); ins != "find black bag under 30" || obs.Info.Distance != 3 {
 		t.Errorf("Reset of the bags = %q, %+v", ins, obs)
 	}
 }
 
 // TestStepDynamics plays action sequences on the hand-made catalogues and checks every observation.
 func TestStepDynamics(t *testing.T) {
-	type step struct {
-		action  string
-		text    string
-		key     string
-		reward  float64
-		outcome float64
-		invalid bool
-		done    bool
-		success bool
-		trunc   bool
-		dist    int
-	}
+	type step = envtest.Step
 	inv := func(action, text, key string, dist int) step {
-		return step{action: action, text: "invalid " + text, key: key, reward: -0.1, invalid: true, dist: dist}
+		return step{Action: action, Text: "invalid " + text, Key: key, Reward: -0.1, Invalid: true, Dist: dist}
 	}
 	tests := []struct {
 		name  string
@@ -99,14 +70,14 @@ func TestStepDynamics(t *testing.T) {
 		steps []step
 	}{
 		{"inspect, go back, buy the right one", shirts(), 12, []step{
-			{action: "search red shirt", text: "results i1 15 i2 25 i3 10", key: "q=red+shirt", dist: 3},
-			{action: "click i2", text: "item i2 red shirt 25 size m", key: "q=red+shirt/i2", dist: 4},
-			{action: "select m", text: "item i2 red shirt 25 size m chosen m", key: "q=red+shirt/i2/m", dist: 4},
-			{action: "back", text: "results i1 15 i2 25 i3 10", key: "q=red+shirt", dist: 3},
-			{action: "click i1", text: "item i1 red shirt 15 size s m", key: "q=red+shirt/i1", dist: 2},
-			{action: "select s", text: "item i1 red shirt 15 size s m chosen s", key: "q=red+shirt/i1/s", dist: 2},
-			{action: "select m", text: "item i1 red shirt 15 size s m chosen m", key: "q=red+shirt/i1/m", dist: 1},
-			{action: "buy", text: "bought i1", key: "q=red+shirt/i1/m", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "search red shirt", Text: "results i1 15 i2 25 i3 10", Key: "q=red+shirt", Dist: 3},
+			{Action: "click i2", Text: "item i2 red shirt 25 size m", Key: "q=red+shirt/i2", Dist: 4},
+			{Action: "select m", Text: "item i2 red shirt 25 size m chosen m", Key: "q=red+shirt/i2/m", Dist: 4},
+			{Action: "back", Text: "results i1 15 i2 25 i3 10", Key: "q=red+shirt", Dist: 3},
+			{Action: "click i1", Text: "item i1 red shirt 15 size s m", Key: "q=red+shirt/i1", Dist: 2},
+			{Action: "select s", Text: "item i1 red shirt 15 size s m chosen s", Key: "q=red+shirt/i1/s", Dist: 2},
+			{Action: "select m", Text: "item i1 red shirt 15 size s m chosen m", Key: "q=red+shirt/i1/m", Dist: 1},
+			{Action: "buy", Text: "bought i1", Key: "q=red+shirt/i1/m", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"actions not allowed on the page", shirts(), 20, []step{
 			inv("back", "home", "home", 4),
@@ -115,44 +86,44 @@ func TestStepDynamics(t *testing.T) {
 			inv("buy", "home", "home", 4),
 			inv("search m", "home", "home", 4),
 			inv("search", "home", "home", 4),
-			{action: "search shirt", text: "results i1 15 i2 25 i3 10", key: "q=shirt", dist: 3},
+			{Action: "search shirt", Text: "results i1 15 i2 25 i3 10", Key: "q=shirt", Dist: 3},
 			inv("click i4", "results i1 15 i2 25 i3 10", "q=shirt", 3),
 			inv("select m", "results i1 15 i2 25 i3 10", "q=shirt", 3),
-			{action: "click i3", text: "item i3 red shirt 10 size s l", key: "q=shirt/i3", dist: 4},
+			{Action: "click i3", Text: "item i3 red shirt 10 size s l", Key: "q=shirt/i3", Dist: 4},
 			inv("select m", "item i3 red shirt 10 size s l", "q=shirt/i3", 4),
 			inv("buy", "item i3 red shirt 10 size s l", "q=shirt/i3", 4),
 			inv("click i1", "item i3 red shirt 10 size s l", "q=shirt/i3", 4),
-			{action: "back", text: "results i1 15 i2 25 i3 10", key: "q=shirt", dist: 3},
+			{Action: "back", Text: "results i1 15 i2 25 i3 10", Key: "q=shirt", Dist: 3},
 		}},
 		{"queries are sets and pages are capped", shirts(), 12, []step{
-			{action: "search SHIRT red", text: "results i1 15 i2 25 i3 10", key: "q=red+shirt", dist: 3},
-			{action: "search blue", text: "results i4 10", key: "q=blue", dist: 4},
-			{action: "search red blue", text: "results none", key: "q=red+blue", dist: 4},
-			{action: "search red red", text: "results i1 15 i2 25 i3 10", key: "q=red", dist: 3},
-			{action: "search bag", text: "results i5 10", key: "q=bag", dist: 4},
-			{action: "back", text: "home", key: "home", dist: 4},
+			{Action: "search SHIRT red", Text: "results i1 15 i2 25 i3 10", Key: "q=red+shirt", Dist: 3},
+			{Action: "search blue", Text: "results i4 10", Key: "q=blue", Dist: 4},
+			{Action: "search red blue", Text: "results none", Key: "q=red+blue", Dist: 4},
+			{Action: "search red red", Text: "results i1 15 i2 25 i3 10", Key: "q=red", Dist: 3},
+			{Action: "search bag", Text: "results i5 10", Key: "q=bag", Dist: 4},
+			{Action: "back", Text: "home", Key: "home", Dist: 4},
 		}},
 		{"buying the wrong item fails", shirts(), 12, []step{
-			{action: "search red shirt", text: "results i1 15 i2 25 i3 10", key: "q=red+shirt", dist: 3},
-			{action: "click i2", text: "item i2 red shirt 25 size m", key: "q=red+shirt/i2", dist: 4},
-			{action: "select m", text: "item i2 red shirt 25 size m chosen m", key: "q=red+shirt/i2/m", dist: 4},
-			{action: "buy", text: "bought i2", key: "q=red+shirt/i2/m", done: true, dist: envs.DistDead},
+			{Action: "search red shirt", Text: "results i1 15 i2 25 i3 10", Key: "q=red+shirt", Dist: 3},
+			{Action: "click i2", Text: "item i2 red shirt 25 size m", Key: "q=red+shirt/i2", Dist: 4},
+			{Action: "select m", Text: "item i2 red shirt 25 size m chosen m", Key: "q=red+shirt/i2/m", Dist: 4},
+			{Action: "buy", Text: "bought i2", Key: "q=red+shirt/i2/m", Done: true, Dist: envs.DistDead},
 		}},
 		{"the right item in the wrong size fails", shirts(), 12, []step{
-			{action: "search red shirt", text: "results i1 15 i2 25 i3 10", key: "q=red+shirt", dist: 3},
-			{action: "click i1", text: "item i1 red shirt 15 size s m", key: "q=red+shirt/i1", dist: 2},
-			{action: "select s", text: "item i1 red shirt 15 size s m chosen s", key: "q=red+shirt/i1/s", dist: 2},
-			{action: "buy", text: "bought i1", key: "q=red+shirt/i1/s", done: true, dist: envs.DistDead},
+			{Action: "search red shirt", Text: "results i1 15 i2 25 i3 10", Key: "q=red+shirt", Dist: 3},
+			{Action: "click i1", Text: "item i1 red shirt 15 size s m", Key: "q=red+shirt/i1", Dist: 2},
+			{Action: "select s", Text: "item i1 red shirt 15 size s m chosen s", Key: "q=red+shirt/i1/s", Dist: 2},
+			{Action: "buy", Text: "bought i1", Key: "q=red+shirt/i1/s", Done: true, Dist: envs.DistDead},
 		}},
 		{"a bag needs no size", bags(), 12, []step{
-			{action: "search black", text: "results i1 35 i2 25 i4 20", key: "q=black", dist: 2},
-			{action: "click i2", text: "item i2 black bag 25", key: "q=black/i2", dist: 1},
+			{Action: "search black", Text: "results i1 35 i2 25 i4 20", Key: "q=black", Dist: 2},
+			{Action: "click i2", Text: "item i2 black bag 25", Key: "q=black/i2", Dist: 1},
 			inv("select m", "item i2 black bag 25", "q=black/i2", 1),
-			{action: "buy", text: "bought i2", key: "q=black/i2", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "buy", Text: "bought i2", Key: "q=black/i2", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"truncated after max turns", shirts(), 2, []step{
-			{action: "search red", text: "results i1 15 i2 25 i3 10", key: "q=red", dist: 3},
-			{action: "click i1", text: "item i1 red shirt 15 size s m", key: "q=red/i1", trunc: true, dist: 2},
+			{Action: "search red", Text: "results i1 15 i2 25 i3 10", Key: "q=red", Dist: 3},
+			{Action: "click i1", Text: "item i1 red shirt 15 size s m", Key: "q=red/i1", Trunc: true, Dist: 2},
 		}},
 	}
 	for _, tc := range tests {
@@ -160,18 +131,8 @@ func TestStepDynamics(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.MaxTurns = tc.turns
 			s := newFromCatalog(tc.cat, cfg)
-			mustReset(t, s, 0)
-			for i, st := range tc.steps {
-				got := mustStep(t, s, st.action)
-				want := envs.Observation{Text: st.text, Reward: st.reward, Outcome: st.outcome, Done: st.done,
-					Truncated: st.trunc, Info: envs.Info{Success: st.success, Invalid: st.invalid, Distance: st.dist}}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, st.action, got, want)
-				}
-				if k := s.StateKey(); k != st.key {
-					t.Errorf("step %d %q: StateKey = %q, want %q", i, st.action, k, st.key)
-				}
-			}
+			envtest.MustReset(t, s, 0)
+			envtest.CheckSteps(t, s, tc.steps)
 		})
 	}
 }
@@ -239,10 +200,10 @@ func TestStateKeyIgnoresHistory(t *testing.T) {
 		{"search red shirt", "click i1", "select m", "back", "buy", "click i1"},
 	} {
 		s := newFromCatalog(shirts(), DefaultConfig())
-		mustReset(t, s, 0)
+		envtest.MustReset(t, s, 0)
 		var obs envs.Observation
 		for _, a := range p {
-			obs = mustStep(t, s, a)
+			obs = envtest.MustStep(t, s, a)
 		}
 		if s.StateKey() != "q=red+shirt/i1" || strings.TrimPrefix(obs.Text, "invalid ") != "item i1 red shirt 15 size s m" {
 			t.Errorf("path %v: key %q text %q", p, s.StateKey(), obs.Text)
@@ -261,13 +222,13 @@ func TestDistanceMatchesBFS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustReset(t, s, seed)
+			envtest.MustReset(t, s, seed)
 			shops = append(shops, s)
 		}
 	}
 	for _, s := range shops {
 		s.cfg.MaxTurns = 1 << 30
-		mustReset(t, s, s.catalogSeed)
+		envtest.MustReset(t, s, s.catalogSeed)
 		type node struct {
 			env  *Shop
 			dist int
@@ -282,7 +243,7 @@ func TestDistanceMatchesBFS(t *testing.T) {
 			queue = queue[1:]
 			for _, a := range allActions() {
 				c := nodes[k].env.Clone().(*Shop)
-				obs := mustStep(t, c, a)
+				obs := envtest.MustStep(t, c, a)
 				switch {
 				case obs.Info.Invalid:
 				case obs.Info.Success:
@@ -321,10 +282,10 @@ func TestDistanceMatchesBFS(t *testing.T) {
 
 func TestClone(t *testing.T) {
 	s := newFromCatalog(shirts(), DefaultConfig())
-	mustReset(t, s, 0)
-	mustStep(t, s, "search red shirt")
+	envtest.MustReset(t, s, 0)
+	envtest.MustStep(t, s, "search red shirt")
 	c := s.Clone().(*Shop)
-	mustStep(t, c, "click i1")
+	envtest.MustStep(t, c, "click i1")
 	if s.StateKey() != "q=red+shirt" || c.StateKey() != "q=red+shirt/i1" {
 		t.Errorf("original %q, clone %q", s.StateKey(), c.StateKey())
 	}
@@ -336,10 +297,10 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 		t.Error("Step before Reset: no error")
 	}
 	b := newFromCatalog(bags(), DefaultConfig())
-	mustReset(t, b, 0)
-	mustStep(t, b, "search black bag")
-	mustStep(t, b, "click i1")
-	mustStep(t, b, "buy")
+	envtest.MustReset(t, b, 0)
+	envtest.MustStep(t, b, "search black bag")
+	envtest.MustStep(t, b, "click i1")
+	envtest.MustStep(t, b, "buy")
 	if _, err := b.Step("back"); err == nil {
 		t.Error("Step after the episode ended: no error")
 	}
@@ -347,8 +308,8 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	s := newFromCatalog(bags(), DefaultConfig())
-	mustReset(t, s, 0)
-	mustStep(t, s, "search black")
+	envtest.MustReset(t, s, 0)
+	envtest.MustStep(t, s, "search black")
 	want := "find black bag under 30\n" +
 		"  i1 black bag 35\n" +
 		"* i2 black bag 25\n" +

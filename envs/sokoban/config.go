@@ -83,27 +83,12 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
-		return note(err, fmt.Sprintf(" for size %d", c.Size))
+		return envs.NoteAllowed(err, fmt.Sprintf(" for size %d", c.Size))
 	}
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxSolution(c.Size, c.Boxes), maxTurnsLimit); err != nil {
-		return note(err, fmt.Sprintf(" for size %d and %d boxes", c.Size, c.Boxes))
+		return envs.NoteAllowed(err, fmt.Sprintf(" for size %d and %d boxes", c.Size, c.Boxes))
 	}
-	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
-		return err
-	}
-	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
-		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
-			Reason: "is out of range", Allowed: "> 0 and <= 100"}
-	}
-	return nil
-}
-
-// note adds what a range depends on, so the message explains itself.
-func note(err error, s string) error {
-	if oe, ok := err.(*envs.OptionError); ok {
-		oe.Allowed += s
-	}
-	return err
+	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
 
 // ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
@@ -136,8 +121,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "boxes", Default: strconv.Itoa(d.Boxes), Help: "number of boxes and targets, 1..2 (2 is the harder level)"},
 		{Key: "walls", Default: "size-4: 1, 2, 3 (size 5, 6, 7)", Help: "interior wall cells, 0..(size-2)²/4"},
 		{Key: "max_turns", Default: turns(1) + " with 1 box; " + turns(2) + " with 2", Help: fmt.Sprintf("step cap, longest accepted optimal solution..%d", maxTurnsLimit)},
-		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid action, -1..0"},
-		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of solving the room, > 0 and <= 100"},
+		envs.PenaltyDoc(d.InvalidPenalty, "action"),
+		envs.SuccessDoc(d.SuccessReward, "solving the room"),
 	}
 }
 

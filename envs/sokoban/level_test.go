@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // oracle is an independent check of the solver: it explores every state reachable from the start by
@@ -28,7 +29,7 @@ func oracle(t *testing.T, s *Sokoban) map[string][2]int {
 		queue = queue[1:]
 		for _, a := range []string{"up", "down", "left", "right"} {
 			c := nodes[k].env.Clone().(*Sokoban)
-			obs := mustStep(t, c, a)
+			obs := envtest.MustStep(t, c, a)
 			if obs.Info.Invalid {
 				continue
 			}
@@ -89,7 +90,7 @@ func TestSolverMatchesOracle(t *testing.T) {
 	}
 	for _, room := range [][]string{corridor, pair, jam} {
 		s := mustRoom(t, room, DefaultConfig(6, 1))
-		mustReset(t, s, 0)
+		envtest.MustReset(t, s, 0)
 		check("room", s)
 	}
 	seeds := int64(25)
@@ -103,7 +104,7 @@ func TestSolverMatchesOracle(t *testing.T) {
 				t.Fatal(err)
 			}
 			for seed := range seeds {
-				mustReset(t, s, seed)
+				envtest.MustReset(t, s, seed)
 				check("generated", s)
 			}
 		}
@@ -165,8 +166,8 @@ func TestLevelDeterminism(t *testing.T) {
 	b, _ := New(DefaultConfig(6, 1))
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		insA, obsA := mustReset(t, a, seed)
-		insB, obsB := mustReset(t, b, seed)
+		insA, obsA := envtest.MustReset(t, a, seed)
+		insB, obsB := envtest.MustReset(t, b, seed)
 		if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
 			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
 		}
@@ -200,14 +201,14 @@ func TestLevelGolden(t *testing.T) {
 	}
 	s, _ := New(DefaultConfig(6, 1))
 	for seed, want := range golden {
-		mustReset(t, s, seed)
+		envtest.MustReset(t, s, seed)
 		if got := s.Render(); got != want {
 			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
 		}
 	}
-	mustReset(t, s, 0)
+	envtest.MustReset(t, s, 0)
 	for i, a := range []string{"up", "right", "up", "left"} {
-		if obs := mustStep(t, s, a); obs.Info.Success != (i == 3) || obs.Info.Distance != 3-i {
+		if obs := envtest.MustStep(t, s, a); obs.Info.Success != (i == 3) || obs.Info.Distance != 3-i {
 			t.Fatalf("seed 0 step %d %q: %+v", i, a, obs)
 		}
 	}

@@ -1,11 +1,11 @@
 package sokoban
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 	"github.com/graftrl/graftrl/envs/grid"
 )
 
@@ -49,27 +49,9 @@ func mustRoom(t testing.TB, rows []string, cfg Config) *Sokoban {
 	return s
 }
 
-func mustReset(t testing.TB, s *Sokoban, seed int64) (string, envs.Observation) {
-	t.Helper()
-	ins, obs, err := s.Reset(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ins, obs
-}
-
-func mustStep(t testing.TB, s *Sokoban, action string) envs.Observation {
-	t.Helper()
-	obs, err := s.Step(action)
-	if err != nil {
-		t.Fatalf("Step(%q): %v", action, err)
-	}
-	return obs
-}
-
 func TestResetOnRoom(t *testing.T) {
 	s := mustRoom(t, pair, DefaultConfig(6, 2))
-	ins, obs := mustReset(t, s, 0)
+	ins, obs := envtest.MustReset(t, s, 0)
 	if want := "target r3 c3 target r3 c4"; ins != want {
 		t.Errorf("instruction = %q, want %q", ins, want)
 	}
@@ -80,25 +62,14 @@ func TestResetOnRoom(t *testing.T) {
 		t.Errorf("StateKey = %q, want r1c3 r2c3 r2c4", k)
 	}
 	w := mustRoom(t, []string{"######", "#@ # #", "#$   #", "#.#  #", "#    #", "######"}, DefaultConfig(6, 1))
-	if ins, _ := mustReset(t, w, 0); ins != "target r3 c1 wall r1 c3 wall r3 c2" {
+	if ins, _ := envtest.MustReset(t, w, 0); ins != "target r3 c1 wall r1 c3 wall r3 c2" {
 		t.Errorf("instruction with walls = %q", ins)
 	}
 }
 
 // TestStepDynamics plays action sequences on hand-built rooms and checks every observation.
 func TestStepDynamics(t *testing.T) {
-	type step struct {
-		action  string
-		text    string
-		key     string
-		reward  float64
-		outcome float64
-		invalid bool
-		done    bool
-		success bool
-		trunc   bool
-		dist    int
-	}
+	type step = envtest.Step
 	tests := []struct {
 		name  string
 		room  []string
@@ -106,45 +77,45 @@ func TestStepDynamics(t *testing.T) {
 		steps []step
 	}{
 		{"push onto the target", corridor, 14, []step{
-			{action: "right", text: "r1 c2 solved", key: "r1c2 r1c3", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "right", Text: "r1 c2 solved", Key: "r1c2 r1c3", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"walls and a push into a wall are invalid", corridor, 14, []step{
-			{action: "left", text: "invalid r1 c1 wall open wall box r1 c2", key: "r1c1 r1c2", reward: -0.1, invalid: true, dist: 1},
-			{action: "up", text: "invalid r1 c1 wall open wall box r1 c2", key: "r1c1 r1c2", reward: -0.1, invalid: true, dist: 1},
-			{action: "down", text: "r2 c1 open open wall open r1 c2", key: "r2c1 r1c2", dist: 2},
-			{action: "right", text: "r2 c2 box open open open r1 c2", key: "r2c2 r1c2", dist: 3},
-			{action: "up", text: "invalid r2 c2 box open open open r1 c2", key: "r2c2 r1c2", reward: -0.1, invalid: true, dist: 3},
-			{action: "right", text: "r2 c3 open open open wall r1 c2", key: "r2c3 r1c2", dist: 4},
-			{action: "up", text: "r1 c3 wall open box wall r1 c2", key: "r1c3 r1c2", dist: 5},
+			{Action: "left", Text: "invalid r1 c1 wall open wall box r1 c2", Key: "r1c1 r1c2", Reward: -0.1, Invalid: true, Dist: 1},
+			{Action: "up", Text: "invalid r1 c1 wall open wall box r1 c2", Key: "r1c1 r1c2", Reward: -0.1, Invalid: true, Dist: 1},
+			{Action: "down", Text: "r2 c1 open open wall open r1 c2", Key: "r2c1 r1c2", Dist: 2},
+			{Action: "right", Text: "r2 c2 box open open open r1 c2", Key: "r2c2 r1c2", Dist: 3},
+			{Action: "up", Text: "invalid r2 c2 box open open open r1 c2", Key: "r2c2 r1c2", Reward: -0.1, Invalid: true, Dist: 3},
+			{Action: "right", Text: "r2 c3 open open open wall r1 c2", Key: "r2c3 r1c2", Dist: 4},
+			{Action: "up", Text: "r1 c3 wall open box wall r1 c2", Key: "r1c3 r1c2", Dist: 5},
 		}},
 		{"a box in a corner is a dead end", corridor, 14, []step{
-			{action: "down", text: "r2 c1 open open wall open r1 c2", key: "r2c1 r1c2", dist: 2},
-			{action: "right", text: "r2 c2 box open open open r1 c2", key: "r2c2 r1c2", dist: 3},
-			{action: "right", text: "r2 c3 open open open wall r1 c2", key: "r2c3 r1c2", dist: 4},
-			{action: "up", text: "r1 c3 wall open box wall r1 c2", key: "r1c3 r1c2", dist: 5},
-			{action: "left", text: "r1 c2 wall open box open r1 c1", key: "r1c2 r1c1", dist: envs.DistDead},
-			{action: "right", text: "r1 c3 wall open open wall r1 c1", key: "r1c3 r1c1", dist: envs.DistDead},
-			{action: "left", text: "r1 c2 wall open box open r1 c1", key: "r1c2 r1c1", dist: envs.DistDead},
-			{action: "left", text: "invalid r1 c2 wall open box open r1 c1", key: "r1c2 r1c1", reward: -0.1, invalid: true, dist: envs.DistDead},
+			{Action: "down", Text: "r2 c1 open open wall open r1 c2", Key: "r2c1 r1c2", Dist: 2},
+			{Action: "right", Text: "r2 c2 box open open open r1 c2", Key: "r2c2 r1c2", Dist: 3},
+			{Action: "right", Text: "r2 c3 open open open wall r1 c2", Key: "r2c3 r1c2", Dist: 4},
+			{Action: "up", Text: "r1 c3 wall open box wall r1 c2", Key: "r1c3 r1c2", Dist: 5},
+			{Action: "left", Text: "r1 c2 wall open box open r1 c1", Key: "r1c2 r1c1", Dist: envs.DistDead},
+			{Action: "right", Text: "r1 c3 wall open open wall r1 c1", Key: "r1c3 r1c1", Dist: envs.DistDead},
+			{Action: "left", Text: "r1 c2 wall open box open r1 c1", Key: "r1c2 r1c1", Dist: envs.DistDead},
+			{Action: "left", Text: "invalid r1 c2 wall open box open r1 c1", Key: "r1c2 r1c1", Reward: -0.1, Invalid: true, Dist: envs.DistDead},
 		}},
 		{"two boxes: the pushed box passes the other in the key", pair, 18, []step{
-			{action: "down", text: "r2 c3 open box open box r2 c4 r3 c3", key: "r2c3 r2c4 r3c3", dist: 3},
-			{action: "up", text: "r1 c3 wall open open open r2 c4 r3 c3", key: "r1c3 r2c4 r3c3", dist: 2},
-			{action: "right", text: "r1 c4 wall box open wall r2 c4 r3 c3", key: "r1c4 r2c4 r3c3", dist: 1},
-			{action: "down", text: "r2 c4 solved", key: "r2c4 r3c3 r3c4", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "down", Text: "r2 c3 open box open box r2 c4 r3 c3", Key: "r2c3 r2c4 r3c3", Dist: 3},
+			{Action: "up", Text: "r1 c3 wall open open open r2 c4 r3 c3", Key: "r1c3 r2c4 r3c3", Dist: 2},
+			{Action: "right", Text: "r1 c4 wall box open wall r2 c4 r3 c3", Key: "r1c4 r2c4 r3c3", Dist: 1},
+			{Action: "down", Text: "r2 c4 solved", Key: "r2c4 r3c3 r3c4", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"two boxes: a box cannot push a box", jam, 18, []step{
-			{action: "right", text: "invalid r1 c1 wall open wall box r1 c2 r1 c3", key: "r1c1 r1c2 r1c3", reward: -0.1, invalid: true, dist: envs.DistDead},
+			{Action: "right", Text: "invalid r1 c1 wall open wall box r1 c2 r1 c3", Key: "r1c1 r1c2 r1c3", Reward: -0.1, Invalid: true, Dist: envs.DistDead},
 		}},
 		{"truncated after max turns", corridor, 3, []step{
-			{action: "down", text: "r2 c1 open open wall open r1 c2", key: "r2c1 r1c2", dist: 2},
-			{action: "up", text: "r1 c1 wall open wall box r1 c2", key: "r1c1 r1c2", dist: 1},
-			{action: "up", text: "invalid r1 c1 wall open wall box r1 c2", key: "r1c1 r1c2", reward: -0.1, invalid: true, trunc: true, dist: 1},
+			{Action: "down", Text: "r2 c1 open open wall open r1 c2", Key: "r2c1 r1c2", Dist: 2},
+			{Action: "up", Text: "r1 c1 wall open wall box r1 c2", Key: "r1c1 r1c2", Dist: 1},
+			{Action: "up", Text: "invalid r1 c1 wall open wall box r1 c2", Key: "r1c1 r1c2", Reward: -0.1, Invalid: true, Trunc: true, Dist: 1},
 		}},
 		{"solved on the last turn is a success, not a truncation", corridor, 3, []step{
-			{action: "down", text: "r2 c1 open open wall open r1 c2", key: "r2c1 r1c2", dist: 2},
-			{action: "up", text: "r1 c1 wall open wall box r1 c2", key: "r1c1 r1c2", dist: 1},
-			{action: "RIGHT ", text: "r1 c2 solved", key: "r1c2 r1c3", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "down", Text: "r2 c1 open open wall open r1 c2", Key: "r2c1 r1c2", Dist: 2},
+			{Action: "up", Text: "r1 c1 wall open wall box r1 c2", Key: "r1c1 r1c2", Dist: 1},
+			{Action: "RIGHT ", Text: "r1 c2 solved", Key: "r1c2 r1c3", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 	}
 	for _, tc := range tests {
@@ -152,18 +123,8 @@ func TestStepDynamics(t *testing.T) {
 			cfg := DefaultConfig(6, 1)
 			cfg.MaxTurns = tc.turns
 			s := mustRoom(t, tc.room, cfg)
-			mustReset(t, s, 0)
-			for i, st := range tc.steps {
-				got := mustStep(t, s, st.action)
-				want := envs.Observation{Text: st.text, Reward: st.reward, Outcome: st.outcome, Done: st.done,
-					Truncated: st.trunc, Info: envs.Info{Success: st.success, Invalid: st.invalid, Distance: st.dist}}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, st.action, got, want)
-				}
-				if k := s.StateKey(); k != st.key {
-					t.Errorf("step %d %q: StateKey = %q, want %q", i, st.action, k, st.key)
-				}
-			}
+			envtest.MustReset(t, s, 0)
+			envtest.CheckSteps(t, s, tc.steps)
 		})
 	}
 }
@@ -183,7 +144,7 @@ func TestDeadlocks(t *testing.T) {
 		{"player walled off", []string{"######", "#@#  #", "##   #", "# $  #", "#  . #", "######"}, true},
 	} {
 		s := mustRoom(t, tc.room, DefaultConfig(6, 1))
-		_, obs := mustReset(t, s, 0)
+		_, obs := envtest.MustReset(t, s, 0)
 		if got := obs.Info.Distance == envs.DistDead; got != tc.dead {
 			t.Errorf("%s: Distance %d, want dead = %v\n%s", tc.name, obs.Info.Distance, tc.dead, s.Render())
 		}
@@ -192,8 +153,8 @@ func TestDeadlocks(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	s := mustRoom(t, pair, DefaultConfig(6, 2))
-	mustReset(t, s, 0)
-	mustStep(t, s, "down")
+	envtest.MustReset(t, s, 0)
+	envtest.MustStep(t, s, "down")
 	want := "   0 1 2 3 4 5\n" +
 		"r0 # # # # # #\n" +
 		"r1 # - - - - #\n" +
@@ -222,14 +183,14 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 		t.Error("Step before Reset: no error")
 	}
 	c := mustRoom(t, corridor, DefaultConfig(6, 1))
-	mustReset(t, c, 0)
-	if obs := mustStep(t, c, "right"); !obs.Info.Success {
+	envtest.MustReset(t, c, 0)
+	if obs := envtest.MustStep(t, c, "right"); !obs.Info.Success {
 		t.Fatal("not solved")
 	}
 	if _, err := c.Step("left"); err == nil {
 		t.Error("Step after the episode ended: no error")
 	}
-	mustReset(t, c, 5)
+	envtest.MustReset(t, c, 5)
 	if c.StateKey() != "r1c1 r1c2" {
 		t.Errorf("after a new Reset: key %q", c.StateKey())
 	}
@@ -246,10 +207,10 @@ func TestStateKeyIgnoresHistory(t *testing.T) {
 	var key, text string
 	for i, p := range paths {
 		s := mustRoom(t, corridor, DefaultConfig(6, 1))
-		mustReset(t, s, 0)
+		envtest.MustReset(t, s, 0)
 		var obs envs.Observation
 		for _, a := range p {
-			obs = mustStep(t, s, a)
+			obs = envtest.MustStep(t, s, a)
 		}
 		got := strings.TrimPrefix(obs.Text, "invalid ")
 		if i == 0 {
@@ -285,18 +246,18 @@ func TestVocabulary(t *testing.T) {
 
 func TestClone(t *testing.T) {
 	s := mustRoom(t, corridor, DefaultConfig(6, 1))
-	mustReset(t, s, 0)
-	mustStep(t, s, "down")
+	envtest.MustReset(t, s, 0)
+	envtest.MustStep(t, s, "down")
 	c := s.Clone().(*Sokoban)
-	mustStep(t, c, "up")
-	if obs := mustStep(t, c, "right"); !obs.Info.Success {
+	envtest.MustStep(t, c, "up")
+	if obs := envtest.MustStep(t, c, "right"); !obs.Info.Success {
 		t.Fatal("clone did not solve")
 	}
 	if s.StateKey() != "r2c1 r1c2" || s.over {
 		t.Errorf("stepping the clone changed the original: %q", s.StateKey())
 	}
-	a := mustStep(t, s, "right")
-	b := mustStep(t, s.Clone().(*Sokoban), "up")
+	a := envtest.MustStep(t, s, "right")
+	b := envtest.MustStep(t, s.Clone().(*Sokoban), "up")
 	if a.Info.Invalid || !b.Info.Invalid {
 		t.Errorf("original and clone after the split: %+v, %+v", a, b)
 	}

@@ -70,19 +70,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, c.Calls+1, maxTurnsLimit); err != nil {
-		if oe, ok := err.(*envs.OptionError); ok {
-			oe.Allowed += " for " + strconv.Itoa(c.Calls) + " calls"
-		}
-		return err
+		return envs.NoteAllowed(err, " for "+strconv.Itoa(c.Calls)+" calls")
 	}
-	if err := envs.CheckRange(Name, "invalid_penalty", c.InvalidPenalty, -1, 0); err != nil {
-		return err
-	}
-	if !(c.SuccessReward > 0 && c.SuccessReward <= 100) {
-		return &envs.OptionError{Env: Name, Key: "success_reward", Value: c.SuccessReward,
-			Reason: "is out of range", Allowed: "> 0 and <= 100"}
-	}
-	return nil
+	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
 
 // ConfigFromOptions decodes and validates the options of the env section. The budget defaults by the
@@ -109,8 +99,8 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "operands", Default: strconv.Itoa(d.Operands), Help: fmt.Sprintf("operand values available per tool, 1..%d", MaxOperands)},
 		{Key: "undo", Default: strconv.Itoa(d.Undo), Help: fmt.Sprintf("undo depth (0 disables undo); the state key holds the undo stack, 0..%d", MaxUndo)},
 		{Key: "max_turns", Default: "calls+5 (" + strconv.Itoa(d.MaxTurns) + ")", Help: fmt.Sprintf("budget of calls including submit (the step cap), calls+1..%d", maxTurnsLimit)},
-		{Key: "invalid_penalty", Default: strconv.FormatFloat(d.InvalidPenalty, 'g', -1, 64), Help: "per-step reward of an invalid call, -1..0"},
-		{Key: "success_reward", Default: strconv.FormatFloat(d.SuccessReward, 'g', -1, 64), Help: "outcome of submitting the target, > 0 and <= 100"},
+		envs.PenaltyDoc(d.InvalidPenalty, "call"),
+		envs.SuccessDoc(d.SuccessReward, "submitting the target"),
 	}
 }
 

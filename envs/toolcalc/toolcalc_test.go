@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // small is a hand-made task: 4 to 17 with add 3 7, sub 2 5, mul 2 3. Checked by hand, the steps to
@@ -18,24 +19,6 @@ func small(t testing.TB, undo int) task {
 		t.Fatal(err)
 	}
 	return tk
-}
-
-func mustReset(t testing.TB, e *ToolCalc, seed int64) (string, envs.Observation) {
-	t.Helper()
-	ins, obs, err := e.Reset(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ins, obs
-}
-
-func mustStep(t testing.TB, e *ToolCalc, action string) envs.Observation {
-	t.Helper()
-	obs, err := e.Step(action)
-	if err != nil {
-		t.Fatalf("Step(%q): %v", action, err)
-	}
-	return obs
 }
 
 func TestParseCall(t *testing.T) {
@@ -111,7 +94,7 @@ func TestApply(t *testing.T) {
 
 func TestResetOnTask(t *testing.T) {
 	e := newFromTask(small(t, 1), DefaultConfig(3))
-	ins, obs := mustReset(t, e, 0)
+	ins, obs := envtest.MustReset(t, e, 0)
 	if want := "target 17 add 3 7 sub 2 5 mul 2 3"; ins != want {
 		t.Errorf("instruction = %q, want %q", ins, want)
 	}
@@ -122,18 +105,7 @@ func TestResetOnTask(t *testing.T) {
 
 // TestStepDynamics plays call sequences on the hand-made task and checks every observation.
 func TestStepDynamics(t *testing.T) {
-	type step struct {
-		action  string
-		text    string
-		key     string
-		reward  float64
-		outcome float64
-		invalid bool
-		done    bool
-		success bool
-		trunc   bool
-		dist    int
-	}
+	type step = envtest.Step
 	tests := []struct {
 		name  string
 		undo  int
@@ -141,55 +113,55 @@ func TestStepDynamics(t *testing.T) {
 		steps []step
 	}{
 		{"optimal solution", 1, 8, []step{
-			{action: "add 3", text: "value 7", key: "7|4", dist: 3},
-			{action: "mul 2", text: "value 14", key: "14|7", dist: 2},
-			{action: "add 3", text: "value 17", key: "17|14", dist: 1},
-			{action: "submit", text: "value 17 correct", key: "17|14", outcome: 1, done: true, success: true, dist: 0},
+			{Action: "add 3", Text: "value 7", Key: "7|4", Dist: 3},
+			{Action: "mul 2", Text: "value 14", Key: "14|7", Dist: 2},
+			{Action: "add 3", Text: "value 17", Key: "17|14", Dist: 1},
+			{Action: "submit", Text: "value 17 correct", Key: "17|14", Outcome: 1, Done: true, Success: true, Dist: 0},
 		}},
 		{"malformed and disallowed calls are invalid", 1, 12, []step{
-			{action: "add", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "add x", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "mul 7 7", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "add 4", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "sub 5", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "undo", text: "invalid value 4", key: "4|", reward: -0.1, invalid: true, dist: 4},
-			{action: "mul 3", text: "value 12", key: "12|4", dist: 3},
-			{action: "mul 2", text: "invalid value 12", key: "12|4", reward: -0.1, invalid: true, dist: 3},
-			{action: "add 7", text: "value 19", key: "19|12", dist: 2},
-			{action: "sub 2", text: "value 17", key: "17|19", dist: 1},
+			{Action: "add", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "add x", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "mul 7 7", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "add 4", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "sub 5", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "undo", Text: "invalid value 4", Key: "4|", Reward: -0.1, Invalid: true, Dist: 4},
+			{Action: "mul 3", Text: "value 12", Key: "12|4", Dist: 3},
+			{Action: "mul 2", Text: "invalid value 12", Key: "12|4", Reward: -0.1, Invalid: true, Dist: 3},
+			{Action: "add 7", Text: "value 19", Key: "19|12", Dist: 2},
+			{Action: "sub 2", Text: "value 17", Key: "17|19", Dist: 1},
 		}},
 		{"undo goes back one call and shortens the way", 1, 8, []step{
-			{action: "add 3", text: "value 7", key: "7|4", dist: 3},
-			{action: "add 3", text: "value 10", key: "10|7", dist: 2},
-			{action: "mul 2", text: "value 20", key: "20|10", dist: 3},
-			{action: "undo", text: "value 10", key: "10|", dist: 2},
-			{action: "undo", text: "invalid value 10", key: "10|", reward: -0.1, invalid: true, dist: 2},
-			{action: "add 7", text: "value 17", key: "17|10", dist: 1},
+			{Action: "add 3", Text: "value 7", Key: "7|4", Dist: 3},
+			{Action: "add 3", Text: "value 10", Key: "10|7", Dist: 2},
+			{Action: "mul 2", Text: "value 20", Key: "20|10", Dist: 3},
+			{Action: "undo", Text: "value 10", Key: "10|", Dist: 2},
+			{Action: "undo", Text: "invalid value 10", Key: "10|", Reward: -0.1, Invalid: true, Dist: 2},
+			{Action: "add 7", Text: "value 17", Key: "17|10", Dist: 1},
 		}},
 		{"two levels of undo", 2, 8, []step{
-			{action: "add 3", text: "value 7", key: "7|4", dist: 3},
-			{action: "add 3", text: "value 10", key: "10|4,7", dist: 2},
-			{action: "mul 2", text: "value 20", key: "20|7,10", dist: 3},
-			{action: "undo", text: "value 10", key: "10|7", dist: 2},
-			{action: "undo", text: "value 7", key: "7|", dist: 3},
-			{action: "undo", text: "invalid value 7", key: "7|", reward: -0.1, invalid: true, dist: 3},
+			{Action: "add 3", Text: "value 7", Key: "7|4", Dist: 3},
+			{Action: "add 3", Text: "value 10", Key: "10|4,7", Dist: 2},
+			{Action: "mul 2", Text: "value 20", Key: "20|7,10", Dist: 3},
+			{Action: "undo", Text: "value 10", Key: "10|7", Dist: 2},
+			{Action: "undo", Text: "value 7", Key: "7|", Dist: 3},
+			{Action: "undo", Text: "invalid value 7", Key: "7|", Reward: -0.1, Invalid: true, Dist: 3},
 		}},
 		{"without undo the key is the value", 0, 8, []step{
-			{action: "add 3", text: "value 7", key: "7", dist: 3},
-			{action: "undo", text: "invalid value 7", key: "7", reward: -0.1, invalid: true, dist: 3},
-			{action: "sub 3", text: "invalid value 7", key: "7", reward: -0.1, invalid: true, dist: 3},
-			{action: "sub 5", text: "value 2", key: "2", dist: 4},
+			{Action: "add 3", Text: "value 7", Key: "7", Dist: 3},
+			{Action: "undo", Text: "invalid value 7", Key: "7", Reward: -0.1, Invalid: true, Dist: 3},
+			{Action: "sub 3", Text: "invalid value 7", Key: "7", Reward: -0.1, Invalid: true, Dist: 3},
+			{Action: "sub 5", Text: "value 2", Key: "2", Dist: 4},
 		}},
 		{"a wrong submit fails", 1, 8, []step{
-			{action: "mul 3", text: "value 12", key: "12|4", dist: 3},
-			{action: "submit", text: "value 12 wrong", key: "12|4", done: true, dist: envs.DistDead},
+			{Action: "mul 3", Text: "value 12", Key: "12|4", Dist: 3},
+			{Action: "submit", Text: "value 12 wrong", Key: "12|4", Done: true, Dist: envs.DistDead},
 		}},
 		{"budget exhausted", 1, 2, []step{
-			{action: "add 3", text: "value 7", key: "7|4", dist: 3},
-			{action: "add 3", text: "value 10", key: "10|7", trunc: true, dist: 2},
+			{Action: "add 3", Text: "value 7", Key: "7|4", Dist: 3},
+			{Action: "add 3", Text: "value 10", Key: "10|7", Trunc: true, Dist: 2},
 		}},
 		{"submit on the last turn is a termination", 1, 1, []step{
-			{action: "submit", text: "value 4 wrong", key: "4|", done: true, dist: envs.DistDead},
+			{Action: "submit", Text: "value 4 wrong", Key: "4|", Done: true, Dist: envs.DistDead},
 		}},
 	}
 	for _, tc := range tests {
@@ -197,18 +169,8 @@ func TestStepDynamics(t *testing.T) {
 			cfg := DefaultConfig(3)
 			cfg.MaxTurns = tc.turns
 			e := newFromTask(small(t, tc.undo), cfg)
-			mustReset(t, e, 0)
-			for i, s := range tc.steps {
-				got := mustStep(t, e, s.action)
-				want := envs.Observation{Text: s.text, Reward: s.reward, Outcome: s.outcome, Done: s.done,
-					Truncated: s.trunc, Info: envs.Info{Success: s.success, Invalid: s.invalid, Distance: s.dist}}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("step %d %q:\n got %+v\nwant %+v", i, s.action, got, want)
-				}
-				if k := e.StateKey(); k != s.key {
-					t.Errorf("step %d %q: StateKey = %q, want %q", i, s.action, k, s.key)
-				}
-			}
+			envtest.MustReset(t, e, 0)
+			envtest.CheckSteps(t, e, tc.steps)
 		})
 	}
 }
@@ -337,8 +299,8 @@ func TestTaskDeterminism(t *testing.T) {
 	b, _ := New(DefaultConfig(3))
 	seen := map[string]bool{}
 	for seed := range int64(200) {
-		insA, obsA := mustReset(t, a, seed)
-		insB, obsB := mustReset(t, b, seed)
+		insA, obsA := envtest.MustReset(t, a, seed)
+		insB, obsB := envtest.MustReset(t, b, seed)
 		if insA != insB || !reflect.DeepEqual(obsA, obsB) {
 			t.Fatalf("seed %d: %q %q", seed, insA, insB)
 		}
@@ -359,7 +321,7 @@ func TestTaskGolden(t *testing.T) {
 		0: "target 6 add 4 6 sub 3 8 mul 2 5 / value 4",
 		1: "target 10 add 7 8 sub 4 8 mul 3 4 / value 19",
 	} {
-		ins, obs := mustReset(t, e, seed)
+		ins, obs := envtest.MustReset(t, e, seed)
 		if got := ins + " / " + obs.Text; got != want {
 			t.Errorf("seed %d: %q, want %q", seed, got, want)
 		}
@@ -368,8 +330,8 @@ func TestTaskGolden(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	e := newFromTask(small(t, 1), DefaultConfig(3))
-	mustReset(t, e, 0)
-	mustStep(t, e, "add 3")
+	envtest.MustReset(t, e, 0)
+	envtest.MustStep(t, e, "add 3")
 	want := "target 17 add 3 7 sub 2 5 mul 2 3\nvalue 7  undo stack [4]\nturn 1 of 8\n"
 	if got := e.Render(); got != want {
 		t.Errorf("Render =\n%s\nwant\n%s", got, want)
@@ -385,8 +347,8 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 	if _, err := e.Step("submit"); err == nil {
 		t.Error("Step before Reset: no error")
 	}
-	mustReset(t, e, 0)
-	mustStep(t, e, "submit")
+	envtest.MustReset(t, e, 0)
+	envtest.MustStep(t, e, "submit")
 	if _, err := e.Step("submit"); err == nil {
 		t.Error("Step after the episode ended: no error")
 	}
@@ -394,12 +356,12 @@ func TestStepAfterEndAndBeforeReset(t *testing.T) {
 
 func TestClone(t *testing.T) {
 	e := newFromTask(small(t, 2), DefaultConfig(3))
-	mustReset(t, e, 0)
-	mustStep(t, e, "add 3")
+	envtest.MustReset(t, e, 0)
+	envtest.MustStep(t, e, "add 3")
 	c := e.Clone().(*ToolCalc)
-	mustStep(t, c, "mul 2")
-	mustStep(t, c, "undo")
-	mustStep(t, c, "undo")
+	envtest.MustStep(t, c, "mul 2")
+	envtest.MustStep(t, c, "undo")
+	envtest.MustStep(t, c, "undo")
 	if e.StateKey() != "7|4" || c.StateKey() != "4|" {
 		t.Errorf("original %q, clone %q", e.StateKey(), c.StateKey())
 	}

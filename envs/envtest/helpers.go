@@ -1,0 +1,125 @@
+package envtest
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/envs"
+)
+
+// The helpers below serve the environments' own unit tests, next to the conformance suite: resetting
+// and stepping with the error turned into a test failure, a table of expected steps, and tables of
+// option errors.
+
+// MustReset resets e to the task seed and fails the test on an error.
+func MustReset(t testing.TB, e envs.Env, seed int64) (string, envs.Observation) {
+	t.Helper()
+	ins, obs, err := e.Reset(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins, obs
+}
+
+// MustStep applies the action to e and fails the test on an error.
+func MustStep(t testing.TB, e envs.Env, action string) envs.Observation {
+	t.Helper()
+	obs, err := e.Step(action)
+	if err != nil {
+		t.Fatalf("Step(%q): %v", action, err)
+	}
+	return obs
+}
+
+// Step is one row of a table of expected steps: the action, then the observation and the state key it
+// must give. Fields left out are zero: no reward, not over, Info.Distance 0.
+type Step struct {
+	Action  string
+	Text    string
+	Key     string
+	Reward  float64
+	Outcome float64
+	Invalid bool
+	Done    bool
+	Success bool
+	Trunc   bool
+	Dist    int
+}
+
+// CheckSteps applies the actions of steps to e in order and reports every observation and state key
+// that differs from the row (Info.Extra must be empty).
+func CheckSteps(t testing.TB, e envs.Env, steps []Step) {
+	t.Helper()
+	for i, s := range steps {
+		got := MustStep(t, e, s.Action)
+		want := envs.Observation{Text: s.Text, Reward: s.Reward, Outcome: s.Outcome, Done: s.Done,
+			Truncated: s.Trunc, Info: envs.Info{Success: s.Success, Invalid: s.Invalid, Distance: s.Dist}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d %q:\n got %+v\nwant %+v", i, s.Action, got, want)
+		}
+		if k := e.StateKey(); k != s.Key {
+			t.Errorf("step %d %q: StateKey = %q, want %q", i, s.Action, k, s.Key)
+		}
+	}
+}
+
+// OptionCase is a set of options that must be refused, with a part of the error message.
+type OptionCase struct {
+	Opts envs.Options
+	Want string
+}
+
+// CheckOptionErrors checks that parse refuses the options of every case with an *envs.OptionError of
+// env whose message contains the case's Want.
+func CheckOptionErrors[C any](t testing.TB, env string, parse func(envs.Options) (C, error), cases []OptionCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := parse(tc.Opts)
+		if err == nil || !strings.Contains(err.Error(), tc.Want) {
+			t.Errorf("%v: error %v, want it to contain %s", tc.Opts, err, tc.Want)
+			continue
+		}
+		var oe *envs.OptionError
+		if !errors.As(err, &oe) || oe.Env != env {
+			t.Errorf("%v: error %v is not an *envs.OptionError of %s", tc.Opts, err, env)
+		}
+	}
+}
+
+// CheckOptionDocs checks that env is registered with n option docs and that every documented key is
+// among the keys parse allows (it names them all when it refuses an unknown key).
+func CheckOptionDocs[C any](t testing.TB, env string, n int, parse func(envs.Options) (C, error)) {
+	t.Helper()
+	s, err := envs.Lookup(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Options) != n {
+		t.Errorf("%d option docs, want %d", len(s.Options), n)
+	}
+	for _, d := range s.Options {
+		if _, err := parse(envs.Options{d.Key + "x": 1}); err == nil || !strings.Contains(err.Error(), d.Key) {
+			t.Errorf("documented key %q missing from the allowed list: %v", d.Key, err)
+		}
+	}
+}
+
+// ConfigCase is a set of options and the configuration parse must make of them.
+type ConfigCase[C comparable] struct {
+	Name string
+	Opts envs.Options
+	Want C
+}
+
+// CheckConfigs checks that parse accepts the options of every case and returns its configuration.
+func CheckConfigs[C comparable](t testing.TB, parse func(envs.Options) (C, error), cases []ConfigCase[C]) {
+	t.Helper()
+	for _, tc := range cases {
+		got, err := parse(tc.Opts)
+		if err != nil || got != tc.Want {
+			t.Errorf("%s: got %+v, %v; want %+v", tc.Name, got, err, tc.Want)
+		}
+	}
+}
