@@ -1,17 +1,17 @@
 // Package advantage is the registry of advantage estimators: each by name, with its options and
-// their defaults, its one-line help and its constructor (the estimators themselves live in grpo
-// and graft). A config's estimator section builds one with New.
+// their defaults, its one-line help and its constructor. The estimators live in grpo and graft,
+// and each registers itself there (their register.go) with Register; advantage/all imports them.
+// A config's estimator section is checked with Check and built once, with New.
 package advantage
 
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/graftrl/graftrl/config/strict"
-	"github.com/graftrl/graftrl/graft"
-	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -20,39 +20,114 @@ type Estimator interface {
 	Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnostics)
 }
 
-// estimatorSpec registers an estimator: its options (defaults filled in) and its constructor.
-type estimatorSpec struct {
-	help     string
-	defaults func() any                        // pointer to an options struct holding the defaults
-	build    func(opts any) (Estimator, error) // opts is what defaults returned, decoded
+// Validator is an estimator's options struct: Validate reports the first option whose value is
+// out of range.
+type Validator interface {
+	Validate() error
+}
+
+// Option is one option of a registered estimator: its config key and its default, as printed.
+type Option struct {
+	// Key is the option's key in the estimator section (its yaml name).
+	Key string
+	// Default is the option's default value, formatted with fmt.Sprint.
+	Default string
+}
+
+// entry is a registered estimator, its typed options hidden behind check and build.
+type entry struct {
+	help string
 	// groupRelative marks an estimator whose advantages compare a task's N rollouts with each
 	// other: with tasks.group_size 1 it has nothing to compare and gives no signal.
 	groupRelative bool
+	options       []Option
+	// check decodes the options over the defaults and validates them; build also constructs.
+	check func(options map[string]any) error
+	build func(options map[string]any) (Estimator, error)
 }
 
-// estimators is the registry. Adding an estimator is one file in grpo or graft and one line here.
-var estimators = map[string]estimatorSpec{
-	"grpo": {"trajectory-level group-normalised outcome (ALGORITHMS.md §1)",
-		func() any { o := grpo.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.New(*o.(*grpo.Options)) }, true},
-	"drgrpo": {"GRPO without the division by the group std (Dr.GRPO)",
-		func() any { o := grpo.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.NewDrGRPO(*o.(*grpo.Options)) }, true},
-	"gigpo": {"episode term plus anchor-state step groups (GiGPO, ALGORITHMS.md §2)",
-		func() any { o := grpo.DefaultGiGPOOptions(); return &o },
-		func(o any) (Estimator, error) { return grpo.NewGiGPO(*o.(*grpo.GiGPOOptions)) }, true},
-	"graphgpo": {"shortest path to the goal on the trajectory graph (GraphGPO, ALGORITHMS.md §3)",
-		func() any { o := graft.DefaultGraphGPOOptions(); return &o },
-		func(o any) (Estimator, error) { return graft.NewGraphGPO(*o.(*graft.GraphGPOOptions)) }, true},
-	"graft": {"Bellman expectation on the trajectory graph (GRAFT, ALGORITHMS.md §4)",
-		func() any { o := graft.DefaultOptions(); return &o },
-		func(o any) (Estimator, error) { return graft.New(*o.(*graft.Options)) }, false},
+// registry holds the estimators by name; Register fills it from the estimators' packages.
+var registry = map[string]entry{}
+
+// Register adds an estimator under name, with its one-line help, whether it is group-relative
+// (it needs tasks.group_size ≥ 2: its advantages compare a task's rollouts with each other), its
+// options struct O (yaml tags name the keys; defaults returns the defaults that a config's options
+// are decoded over) and its constructor. It is called from an init function next to the
+// estimator, and panics on an empty or repeated name.
+func Register[O Validator](name, help string, groupRelative bool, defaults func() O, build func(O) (Estimator, error)) {
+	if name == "" || defaults == nil || build == nil {
+		panic("advantage: Register needs a name, defaults and a constructor")
+	}
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("advantage: estimator %q registered twice", name))
+	}
+	decode := func(options map[string]any) (O, error) {
+		o := defaults()
+		if err := strict.DecodeMap(options, &o); err != nil {
+			return o, optionError(name, options, err)
+		}
+		if err := o.Validate(); err != nil {
+			return o, fmt.Errorf("estimator.%w", err)
+		}
+		return o, nil
+	}
+	registry[name] = entry{
+		help:          help,
+		groupRelative: groupRelative,
+		options:       optionsOf(defaults()),
+		check: func(options map[string]any) error {
+			_, err := decode(options)
+			return err
+		},
+		build: func(options map[string]any) (Estimator, error) {
+			o, err := decode(options)
+			if err != nil {
+				return nil, err
+			}
+			est, err := build(o)
+			if err != nil {
+				return nil, fmt.Errorf("estimator.%w", err)
+			}
+			return est, nil
+		},
+	}
+}
+
+// optionError words a refusal of the strict decoder as an estimator's option error.
+func optionError(name string, options map[string]any, err error) error {
+	var se *strict.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("estimator %s: %w", name, err)
+	}
+	key, _, _ := strings.Cut(se.Key, ".")
+	if se.Unknown {
+		return fmt.Errorf("estimator %s: unknown option %q (allowed: %s)", name, key, strings.Join(se.Allowed, ", "))
+	}
+	return fmt.Errorf("estimator %s: option %q: %v has the wrong type (allowed %s)", name, key, options[key], strict.Words(se.Type))
+}
+
+// optionsOf lists the keys of an options struct (their yaml names) with the values it holds.
+func optionsOf(defaults any) []Option {
+	v := reflect.ValueOf(defaults)
+	var out []Option
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || key == "-" {
+			continue
+		}
+		if key == "" {
+			key = strings.ToLower(f.Name)
+		}
+		out = append(out, Option{Key: key, Default: fmt.Sprint(v.Field(i).Interface())})
+	}
+	return out
 }
 
 // Names lists the registered estimators, sorted.
 func Names() []string {
-	names := make([]string, 0, len(estimators))
-	for n := range estimators {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -64,39 +139,48 @@ func Names() []string {
 func GroupRelative() []string {
 	var names []string
 	for _, n := range Names() {
-		if estimators[n].groupRelative {
+		if registry[n].groupRelative {
 			names = append(names, n)
 		}
 	}
 	return names
 }
 
-// Help returns the one-line description of an estimator.
-func Help(name string) string { return estimators[name].help }
+// Help returns the one-line description of an estimator ("" for an unknown name).
+func Help(name string) string { return registry[name].help }
+
+// Options lists an estimator's options with their defaults, in the order of its options struct
+// (nil for an unknown name).
+func Options(name string) []Option { return slices.Clone(registry[name].options) }
+
+// lookup finds a registered estimator, or words the unknown name as an error.
+func lookup(name string) (entry, error) {
+	e, ok := registry[name]
+	if !ok {
+		return e, fmt.Errorf("estimator.name: unknown estimator %q (allowed: %s)", name, strings.Join(Names(), ", "))
+	}
+	return e, nil
+}
+
+// Check reports whether the named estimator accepts its config options (the estimator section
+// without name), without building it: the name is registered, the options decode strictly
+// (config/strict) over the estimator's defaults, and their values are in range. Its errors are
+// those of New.
+func Check(name string, options map[string]any) error {
+	e, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	return e.check(options)
+}
 
 // New builds the named estimator from its config options (the estimator section without name),
 // decoded strictly (config/strict) over the estimator's defaults. Unknown names, unknown keys and
 // bad values are errors naming the key and what is allowed.
 func New(name string, options map[string]any) (Estimator, error) {
-	spec, ok := estimators[name]
-	if !ok {
-		return nil, fmt.Errorf("estimator.name: unknown estimator %q (allowed: %s)", name, strings.Join(Names(), ", "))
-	}
-	opts := spec.defaults()
-	if err := strict.DecodeMap(options, opts); err != nil {
-		var se *strict.Error
-		if !errors.As(err, &se) {
-			return nil, fmt.Errorf("estimator %s: %w", name, err)
-		}
-		key, _, _ := strings.Cut(se.Key, ".")
-		if se.Unknown {
-			return nil, fmt.Errorf("estimator %s: unknown option %q (allowed: %s)", name, key, strings.Join(se.Allowed, ", "))
-		}
-		return nil, fmt.Errorf("estimator %s: option %q: %v has the wrong type (allowed %s)", name, key, options[key], strict.Words(se.Type))
-	}
-	est, err := spec.build(opts)
+	e, err := lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("estimator.%w", err)
+		return nil, err
 	}
-	return est, nil
+	return e.build(options)
 }

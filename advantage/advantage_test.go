@@ -1,10 +1,15 @@
-package advantage
+package advantage_test
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -30,14 +35,14 @@ func registryBatch() *rollout.Batch {
 
 // Every registered estimator has a description, builds from its defaults, and gives one finite
 // advantage per step of a batch — the same ones on a second call — with the advantage summary
-// among its diagnostics. A new registry line is covered by this test without a change.
+// among its diagnostics. A newly registered estimator is covered by this test without a change.
 func TestEveryEstimatorConforms(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range advantage.Names() {
 		t.Run(name, func(t *testing.T) {
-			if Help(name) == "" {
+			if advantage.Help(name) == "" {
 				t.Error("no description")
 			}
-			est, err := New(name, nil)
+			est, err := advantage.New(name, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,5 +76,51 @@ func TestEveryEstimatorConforms(t *testing.T) {
 				t.Error("a second call on the same batch gives other advantages")
 			}
 		})
+	}
+}
+
+// Check refuses what New refuses, with the same message, and accepts what New builds; Options
+// lists every key the decoder allows, each with its default.
+func TestCheckAgreesWithNew(t *testing.T) {
+	cases := []struct {
+		name string
+		opts map[string]any
+		want string
+	}{
+		{"ppo", nil, `estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)`},
+		{"grpo", map[string]any{"epsilon": 1}, `estimator grpo: unknown option "epsilon" (allowed: eps, score, std)`},
+		{"gigpo", map[string]any{"gamma": "high"}, `estimator gigpo: option "gamma": high has the wrong type (allowed numbers)`},
+		{"drgrpo", map[string]any{"eps": 0}, `estimator.drgrpo: option eps = 0: must be a finite number > 0`},
+		{"graft", map[string]any{"gamma": 1}, `estimator.graft: option gamma = 1: must be in (0, 1)`},
+		{"graphgpo", map[string]any{"gamma_g": 0.5, "step_weight": 2}, ""},
+	}
+	for _, c := range cases {
+		_, nerr := advantage.New(c.name, c.opts)
+		cerr := advantage.Check(c.name, c.opts)
+		got := ""
+		if cerr != nil {
+			got = cerr.Error()
+		}
+		if got != c.want || fmt.Sprint(cerr) != fmt.Sprint(nerr) {
+			t.Errorf("%s %v: Check %v, New %v; want %q", c.name, c.opts, cerr, nerr, c.want)
+		}
+	}
+	for _, name := range advantage.Names() {
+		opts := advantage.Options(name)
+		if len(opts) == 0 {
+			t.Fatalf("%s: no options listed", name)
+		}
+		var keys []string
+		for _, o := range opts {
+			if o.Default == "" {
+				t.Errorf("%s: option %s without a default", name, o.Key)
+			}
+			keys = append(keys, o.Key)
+		}
+		slices.Sort(keys)
+		err := advantage.Check(name, map[string]any{"zz_unknown": 1})
+		if want := "(allowed: " + strings.Join(keys, ", ") + ")"; err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: unknown option error %v, want one ending %s", name, err, want)
+		}
 	}
 }

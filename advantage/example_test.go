@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/rollout"
 )
 

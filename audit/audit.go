@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/tokens"

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/config/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/internal/limits"
@@ -100,7 +101,7 @@ type EnvConfig struct {
 type EstimatorConfig struct {
 	// Name is the registered estimator (advantage.Names).
 	Name string
-	// Options are the estimator's own options (advantage.New decodes them).
+	// Options are the estimator's own options (advantage.Check checks them, advantage.New builds the estimator).
 	Options map[string]any
 }
 
@@ -625,7 +626,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("update.objective: %q is the objective of the sft warm start, not of RL (allowed: %s, %s)",
 			c.Update.Loss.Objective, spec.ObjectiveToken, spec.ObjectiveStep)
 	}
-	if _, err := advantage.New(c.Estimator.Name, c.Estimator.Options); err != nil {
+	if err := advantage.Check(c.Estimator.Name, c.Estimator.Options); err != nil {
 		return err
 	}
 	if t.GroupSize == 1 && slices.Contains(advantage.GroupRelative(), c.Estimator.Name) {

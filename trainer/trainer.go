@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"

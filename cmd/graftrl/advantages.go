@@ -77,7 +77,7 @@ func advantagesRun(o *advantagesOptions) error {
 }
 
 // parseEstimatorRuns reads --estimators "grpo,gigpo,graft" and --opt "graft.mode=td" into the
-// estimators to compare, each built once to check its options. An estimator may appear twice
+// estimators to compare, each with its options checked. An estimator may appear twice
 // with a label: "graft:td" takes options "graft:td.mode=td".
 func parseEstimatorRuns(list string, opts []string) ([]trainer.EstimatorRun, error) {
 	var runs []trainer.EstimatorRun
@@ -111,7 +111,7 @@ func parseEstimatorRuns(list string, opts []string) ([]trainer.EstimatorRun, err
 		runs[i].Options[key] = parseScalar(value)
 	}
 	for _, r := range runs {
-		if _, err := advantage.New(r.Name, r.Options); err != nil {
+		if err := advantage.Check(r.Name, r.Options); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Label, err)
 		}
 	}

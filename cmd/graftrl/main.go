@@ -48,7 +48,7 @@ flags and examples.`,
 	}
 	root.SetVersionTemplate("graftrl {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
-	root.AddCommand(newTrainCmd(), newSFTCmd(), newEvalCmd(), newEnvsCmd(), newAdvantagesCmd(), newGraphCmd(), newPlayCmd(), newServeEnvCmd(),
+	root.AddCommand(newTrainCmd(), newSFTCmd(), newEvalCmd(), newEnvsCmd(), newEstimatorsCmd(), newAdvantagesCmd(), newGraphCmd(), newPlayCmd(), newServeEnvCmd(),
 		newSweepCmd(), newCompareCmd(), newHeadToHeadCmd(), newStudyCmd(), newAuditCmd(), newBenchCmd(), newVersionCmd())
 	strictArgs(root)
 	return root

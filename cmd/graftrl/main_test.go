@@ -90,6 +90,10 @@ func TestCLIEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "maze") {
 		t.Fatalf("envs list exited %d: %s", code, out)
 	}
+	out, _, code = graftrlCmd(t, bin, "estimators", "graft")
+	if code != 0 || !strings.Contains(out, "graft — Bellman expectation") || !strings.Contains(out, "mode               path") {
+		t.Fatalf("estimators graft exited %d: %s", code, out)
+	}
 
 	// Bad input: status 2, before any work, naming what was wrong.
 	for _, tc := range []struct {
@@ -103,6 +107,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		{[]string{"train"}, "--config FILE is required"},
 		{[]string{"train", "--config", cfg, "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"advantages", "--batch", cfg}, "not a graftrl batch file"},
+		{[]string{"estimators", "ppo"}, `unknown estimator "ppo"`},
 		{[]string{"graph", "--batch", batch, "--task", "99"}, "--task must be in 0..1"},
 		// A remote env's server is first contacted when the run starts; the error still names the file.
 		{[]string{"train", "--config", cfg, "--set", "env=openenv", "--set", "env.url=http://127.0.0.1:1", "--set", "env.connect_retries=0"},

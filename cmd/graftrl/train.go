@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/graftrl/graftrl/advantage"
+	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rundir"
@@ -61,7 +62,9 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 
 --resume DIR continues the run in DIR from its newest valid checkpoint; a run that already
 reached its length is left as it is ("already finished"), and a larger --set iterations=N
-extends it. One process at a time trains a run directory: a second one is refused at once.`,
+extends it. One process at a time trains a run directory: a second one is refused at once.
+
+Estimators (--estimator NAME; graftrl estimators lists their options and defaults):` + estimatorList(),
 		Example: `  # the quickstart: GRPO on a 5×5 maze, written to runs/quickstart/
   graftrl train --config configs/quickstart.yaml
 
