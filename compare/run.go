@@ -15,6 +15,7 @@ import (
 
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
+	"gopkg.in/yaml.v3"
 )
 
 // DefaultMetric is the metric compared when none is chosen: greedy success on the training panel.
@@ -222,6 +223,9 @@ func (r *Run) loadConfig(path string) error {
 		}
 		return &LoadError{File: path, Err: err}
 	}
+	if err := namesSections(data); err != nil {
+		return &LoadError{File: path, Err: err}
+	}
 	if c.Name != "" {
 		r.Name = c.Name
 	}
@@ -236,6 +240,27 @@ func (r *Run) loadConfig(path string) error {
 		EvalEvery: c.Eval.Every, EvalSampled: c.Eval.Sampled, EvalAtStart: c.Eval.AtStart,
 		WarmStart: c.Policy.Init != "" || c.SFT.Demos > 0}
 	r.ConfigYAML = data
+	return nil
+}
+
+// namesSections refuses a config.yaml that does not name its env and its estimator: train
+// writes both, and the defaults that config.Decode fills in for a missing section would file the
+// run under an env or a method it may not have had.
+func namesSections(data []byte) error {
+	var top map[string]any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return err
+	}
+	for _, key := range []string{"env", "estimator"} {
+		switch v := top[key].(type) {
+		case nil:
+			return fmt.Errorf("no %s section (a run's config.yaml names its %s)", key, key)
+		case map[string]any:
+			if name, ok := v["name"].(string); !ok || name == "" {
+				return fmt.Errorf("%s: must be a name or a mapping with a name key", key)
+			}
+		}
+	}
 	return nil
 }
 

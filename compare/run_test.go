@@ -114,6 +114,9 @@ func TestLoadRunBadFiles(t *testing.T) {
 		name, file, content, msg string
 	}{
 		{"config YAML", rundir.ConfigFile, "name: [unclosed\n", "invalid YAML"},
+		{"config without env", rundir.ConfigFile, "name: x\nestimator: grpo\n", "no env section"},
+		{"config env without name", rundir.ConfigFile, "name: x\nenv:\n  size: 5\nestimator: grpo\n", "env: must be a name"},
+		{"config without estimator", rundir.ConfigFile, "name: x\nenv: maze\n", "no estimator section"},
 		{"config unknown key", rundir.ConfigFile, "name: x\nenv: maze\nestimator: grpo\nbogus: 1\n", `unknown key "bogus"`},
 		{"config env not a section", rundir.ConfigFile, "name: x\nenv: [maze]\nestimator: grpo\n", `key "env": must be a name or a mapping with a name key`},
 		{"config wrong type", rundir.ConfigFile, "name: x\nseed: -1\n", `key "seed": value "-1" is not a valid non-negative integer`},
