@@ -54,6 +54,22 @@ type EpisodeSeeder interface {
 	SeedEpisode(seed int64)
 }
 
+// TurnCapper is implemented by environments whose step cap differs from task to task (maze's
+// turn_cap_factor): TurnCap is the cap of the task the last Reset started, at most MaxTurns.
+// Without it every task's cap is MaxTurns.
+type TurnCapper interface {
+	TurnCap() int
+}
+
+// TurnCapOf is the step cap of the task e's last Reset started: TurnCap where e implements
+// TurnCapper, else MaxTurns.
+func TurnCapOf(e Env) int {
+	if c, ok := e.(TurnCapper); ok {
+		return c.TurnCap()
+	}
+	return e.MaxTurns()
+}
+
 // Observation is what the agent receives after Reset or Step.
 type Observation struct {
 	// Text is the observation, in words of the environment's vocabulary separated by spaces.

@@ -92,14 +92,17 @@ func (s *suite) stepCap(t *testing.T, rec []episode) {
 				t.Fatalf("seed %d: over at step %d but stepped again", ep.seed, i)
 			}
 		}
+		if ep.cap < 1 || ep.cap > limit {
+			t.Errorf("seed %d: the task's step cap %d is outside 1..MaxTurns = %d", ep.seed, ep.cap, limit)
+		}
 		switch {
 		case last.Done && last.Truncated:
 			t.Errorf("seed %d step %d: Done and Truncated both set: %+v", ep.seed, n-1, last)
-		case last.Truncated && n != limit:
-			t.Errorf("seed %d: truncated after %d steps, the cap is %d", ep.seed, n, limit)
-		case !last.Done && n < limit:
-			t.Errorf("seed %d: the episode ended after %d < %d steps without Done", ep.seed, n, limit)
-		case n == limit && !last.Over():
+		case last.Truncated && n != ep.cap:
+			t.Errorf("seed %d: truncated after %d steps, the cap is %d", ep.seed, n, ep.cap)
+		case !last.Done && n < ep.cap:
+			t.Errorf("seed %d: the episode ended after %d < %d steps without Done", ep.seed, n, ep.cap)
+		case n == ep.cap && !last.Over():
 			t.Errorf("seed %d: step %d reached the cap without ending the episode", ep.seed, n)
 		}
 		if last.Truncated {
@@ -109,7 +112,7 @@ func (s *suite) stepCap(t *testing.T, rec []episode) {
 			succeeded++
 		}
 	}
-	t.Logf("of %d random episodes %d succeeded and %d were truncated at the cap of %d steps", len(rec), succeeded, truncated, limit)
+	t.Logf("of %d random episodes %d succeeded and %d were truncated at their cap (MaxTurns %d)", len(rec), succeeded, truncated, limit)
 
 	e := s.mustNew(t)
 	if _, err, pan := safeStep(e, "xyzzy"); pan != nil || err == nil {

@@ -296,6 +296,7 @@ type turn struct {
 // episode is one recorded episode.
 type episode struct {
 	seed        int64
+	cap         int // the task's step cap (envs.TurnCapOf after Reset)
 	instruction string
 	first       envs.Observation
 	key0        string
@@ -332,14 +333,14 @@ func (s *suite) playEpisode(t testing.TB, e envs.Env, p *player, seed int64, pic
 	if err != nil {
 		t.Fatalf("Reset(%d): %v", seed, err)
 	}
-	ep := episode{seed: seed, instruction: ins, first: first, key0: e.StateKey()}
+	ep := episode{seed: seed, cap: envs.TurnCapOf(e), instruction: ins, first: first, key0: e.StateKey()}
 	if first.Over() {
 		t.Fatalf("Reset(%d): the first observation ends the episode: %+v", seed, first)
 	}
-	limit := e.MaxTurns()
+	limit := ep.cap
 	for i := 0; ; i++ {
 		if i >= limit {
-			t.Fatalf("seed %d: the episode is not over after MaxTurns = %d steps (actions %v)", seed, limit, actionsOf(ep))
+			t.Fatalf("seed %d: the episode is not over after MaxTurns (its step cap) = %d steps (actions %v)", seed, limit, actionsOf(ep))
 		}
 		a := p.next(e)
 		if pick != nil {

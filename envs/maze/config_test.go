@@ -23,7 +23,7 @@ func TestConfigFromOptions(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	envtest.CheckOptionErrors(t, Name, ConfigFromOptions, []envtest.OptionCase{
-		{Opts: envs.Options{"szie": 5}, Want: `env maze: unknown option "szie" (allowed: goal_hint, invalid_penalty, labelled, max_turns, size, success_reward, traps, walls)`},
+		{Opts: envs.Options{"szie": 5}, Want: `env maze: unknown option "szie" (allowed: goal_hint, invalid_penalty, labelled, max_turns, size, success_reward, traps, turn_cap_factor, walls)`},
 		{Opts: envs.Options{"name": "maze"}, Want: `unknown option "name"`},
 		{Opts: envs.Options{"size": 9}, Want: `env maze: option "size": 9 is out of range (allowed 5..7)`},
 		{Opts: envs.Options{"size": 4}, Want: `option "size": 4 is out of range (allowed 5..7)`},
@@ -36,6 +36,9 @@ func TestConfigErrors(t *testing.T) {
 		{Opts: envs.Options{"max_turns": 7}, Want: `option "max_turns": 7 is out of range (allowed 8..100 for size 5)`},
 		{Opts: envs.Options{"size": 7, "max_turns": 11}, Want: `option "max_turns": 11 is out of range (allowed 12..100 for size 7)`},
 		{Opts: envs.Options{"max_turns": 101}, Want: `option "max_turns": 101 is out of range`},
+		{Opts: envs.Options{"turn_cap_factor": 0.5}, Want: `option "turn_cap_factor": 0.5 is out of range (allowed 0 (off) or 1..12.5 for size 5`},
+		{Opts: envs.Options{"size": 7, "turn_cap_factor": 9}, Want: `option "turn_cap_factor": 9 is out of range (allowed 0 (off) or 1..8.33 for size 7`},
+		{Opts: envs.Options{"turn_cap_factor": 2, "max_turns": 20}, Want: `option "turn_cap_factor": 2 replaces max_turns (allowed one of max_turns and turn_cap_factor)`},
 		{Opts: envs.Options{"invalid_penalty": 0.5}, Want: `option "invalid_penalty": 0.5 is out of range (allowed -1..0)`},
 		{Opts: envs.Options{"invalid_penalty": true}, Want: `option "invalid_penalty": true has the wrong type (allowed numbers)`},
 		{Opts: envs.Options{"success_reward": 0}, Want: `option "success_reward": 0 is out of range (allowed > 0 and <= 100)`},
@@ -44,7 +47,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 8, ConfigFromOptions)
+	envtest.CheckOptionDocs(t, Name, 9, ConfigFromOptions)
 	e, err := envs.New(Name, envs.Options{"size": 6})
 	if err != nil {
 		t.Fatal(err)

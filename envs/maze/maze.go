@@ -6,7 +6,9 @@
 // Tasks. The layout of a task seed is drawn with a PCG generator seeded by the seed: size×size cells
 // (size 5..7), start, goal, walls and traps on distinct cells, redrawn from the same stream until the
 // goal is reachable from the start without stepping on a trap in size-1 .. 2*(size-1) moves. The turn
-// cap max_turns is at least 2*(size-1), so every task can be solved in time.
+// cap max_turns is at least 2*(size-1), so every task can be solved in time. turn_cap_factor f
+// replaces it by a cap per task, ⌈f × the task's optimal length⌉ (envs.TurnCapper), so that the
+// slack for detours is the same share of every task (f ≥ 1: still solvable in time).
 //
 // Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top.
 //
@@ -92,6 +94,7 @@ type Maze struct {
 
 	agent   int
 	turn    int
+	cap     int // the step cap of the current task (max_turns, or turn_cap_factor's)
 	started bool
 	over    bool
 	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
@@ -103,6 +106,7 @@ var (
 	_ envs.Cloner        = (*Maze)(nil)
 	_ envs.ValidActioner = (*Maze)(nil)
 	_ envs.Expert        = (*Maze)(nil)
+	_ envs.TurnCapper    = (*Maze)(nil)
 )
 
 // New returns a maze with the given configuration. Reset must be called before Step.
@@ -138,6 +142,10 @@ func (m *Maze) Reset(task int64) (string, envs.Observation, error) {
 		m.seeded, m.layoutSeed = true, task
 	}
 	m.agent, m.turn, m.started, m.over = m.start, 0, true, false
+	m.cap = m.cfg.MaxTurns
+	if m.cfg.TurnCapFactor != 0 {
+		m.cap = turnCap(m.cfg.TurnCapFactor, m.distance())
+	}
 	obs := envs.Observation{Text: m.text(false), Info: envs.Info{Distance: m.distance()}}
 	return "goal " + rowWord(m.goal) + " " + colWord(m.goal), obs, nil
 }
@@ -180,7 +188,7 @@ func (m *Maze) Step(action string) (envs.Observation, error) {
 		obs.Info.Distance = m.distance()
 	}
 	// A step that ends the episode on the last turn is a termination, not a truncation.
-	obs.Truncated = !obs.Done && m.turn >= m.cfg.MaxTurns
+	obs.Truncated = !obs.Done && m.turn >= m.cap
 	m.over = obs.Over()
 	return obs, nil
 }
@@ -259,8 +267,18 @@ func (m *Maze) Vocabulary() []string { return strings.Fields(vocabulary) }
 // ActionWords returns the words actions are made of: up, down, left, right.
 func (m *Maze) ActionWords() []string { return grid.ActionWords() }
 
-// MaxTurns returns the step cap.
-func (m *Maze) MaxTurns() int { return m.cfg.MaxTurns }
+// TurnCap returns the step cap of the current task: max_turns, or ⌈turn_cap_factor × its optimal
+// length⌉.
+func (m *Maze) TurnCap() int { return m.cap }
+
+// MaxTurns returns the step cap: max_turns, or under turn_cap_factor the cap of the longest task
+// a layout of this size can have.
+func (m *Maze) MaxTurns() int {
+	if m.cfg.TurnCapFactor != 0 {
+		return turnCap(m.cfg.TurnCapFactor, maxDistance(m.cfg.Size))
+	}
+	return m.cfg.MaxTurns
+}
 
 // Clone returns an independent copy of the maze in its current state.
 func (m *Maze) Clone() envs.Env {
