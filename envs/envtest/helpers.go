@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -120,6 +121,46 @@ func CheckConfigs[C comparable](t testing.TB, parse func(envs.Options) (C, error
 		got, err := parse(tc.Opts)
 		if err != nil || got != tc.Want {
 			t.Errorf("%s: got %+v, %v; want %+v", tc.Name, got, err, tc.Want)
+		}
+	}
+}
+
+// CheckTurnCaps checks an env's turn_cap_factor (a step cap per task): for each factor f in 1,
+// 1.5 and 3 and each grid side, build(f, side) makes the env; MaxTurns must be ⌈f × longest(side)⌉,
+// and on 20 task seeds the optimal length d that Reset reports must lie in
+// shortest(side)..longest(side), envs.TurnCapOf must be ⌈f·d⌉, and an episode of unparsable actions
+// must be truncated on exactly that turn.
+func CheckTurnCaps(t *testing.T, sides []int, shortest, longest func(side int) int, build func(f float64, side int) (envs.Env, error)) {
+	t.Helper()
+	ceil := func(f float64, d int) int { return int(math.Ceil(f*float64(d) - 1e-9)) }
+	for _, f := range []float64{1, 1.5, 3} {
+		for _, side := range sides {
+			e, err := build(f, side)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bound := ceil(f, longest(side)); e.MaxTurns() != bound {
+				t.Errorf("f %g side %d: MaxTurns %d, want ⌈%g×%d⌉ = %d", f, side, e.MaxTurns(), f, longest(side), bound)
+			}
+			for seed := int64(0); seed < 20; seed++ {
+				_, obs := MustReset(t, e, seed)
+				d := obs.Info.Distance
+				if d < shortest(side) || d > longest(side) {
+					t.Fatalf("f %g side %d seed %d: optimal length %d outside %d..%d", f, side, seed, d, shortest(side), longest(side))
+				}
+				want := ceil(f, d)
+				if got := envs.TurnCapOf(e); got != want {
+					t.Errorf("f %g side %d seed %d: TurnCapOf %d, want ⌈%g×%d⌉ = %d", f, side, seed, got, f, d, want)
+				}
+				turns := 0
+				for !obs.Over() {
+					obs = MustStep(t, e, "x")
+					turns++
+				}
+				if !obs.Truncated || turns != want {
+					t.Errorf("f %g side %d seed %d: truncated %v after %d turns, want after %d", f, side, seed, obs.Truncated, turns, want)
+				}
+			}
 		}
 	}
 }

@@ -2,12 +2,14 @@
 // four moves and their action words, the position words r0..r6 and c0..c6, the cell state keys
 // r0c0..r6c6, the drawing frame of Render, the list of valid moves and the shortest-path expert
 // move built on each env's own move rule, the draw of distinct cells of a layout generator
-// (CellDraw) and the size note of option errors (SizeNote). Each env keeps its own cells, layout and
+// (CellDraw), the size note of option errors (SizeNote) and the per-task step cap of
+// turn_cap_factor (TurnCap, CheckTurnCapFactor). Each env keeps its own cells, layout and
 // rules.
 package grid
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -228,4 +230,33 @@ func (d *CellDraw) Next(k int) []int {
 		d.perm[i], d.perm[j] = d.perm[j], d.perm[i]
 	}
 	return d.perm[:k]
+}
+
+// TurnCap is the step cap of a task whose optimal length is d under turn_cap_factor f: ⌈f·d⌉,
+// less a rounding margin so that 1.1 × 10 is 11 and not 12.
+func TurnCap(f float64, d int) int { return int(math.Ceil(f*float64(d) - 1e-9)) }
+
+// TurnCapDoc documents the turn_cap_factor option of a grid env.
+func TurnCapDoc() envs.OptionDoc {
+	return envs.OptionDoc{Key: "turn_cap_factor", Default: "0",
+		Help: "step cap per task as a multiple of its optimal length, ⌈factor × length⌉ (0: max_turns for every task; replaces it)"}
+}
+
+// CheckTurnCapFactor checks turn_cap_factor f of env on grids of the given side: 0 (off), or at
+// least 1 (every task stays solvable in time) with the longest task's cap, ⌈f·longest⌉, at most
+// limit turns; and not together with a max_turns other than its default for the size.
+func CheckTurnCapFactor(env string, f float64, size, longest, limit int, maxTurnsSet bool) error {
+	if f == 0 {
+		return nil
+	}
+	if !(f >= 1 && TurnCap(f, longest) <= limit) {
+		return &envs.OptionError{Env: env, Key: "turn_cap_factor", Value: f, Reason: "is out of range",
+			Allowed: fmt.Sprintf("0 (off) or 1..%.3g for size %d (the longest task's cap at most %d turns)",
+				float64(limit)/float64(longest), size, limit)}
+	}
+	if maxTurnsSet {
+		return &envs.OptionError{Env: env, Key: "turn_cap_factor", Value: f, Reason: "replaces max_turns",
+			Allowed: "one of max_turns and turn_cap_factor"}
+	}
+	return nil
 }

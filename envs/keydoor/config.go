@@ -33,6 +33,9 @@ type Config struct {
 	KeyInState bool `yaml:"key_in_state"`
 	// MaxTurns is the step cap; it is at least the longest optimal path a layout can have.
 	MaxTurns int `yaml:"max_turns"`
+	// TurnCapFactor, when not 0, replaces max_turns by a cap per task: ⌈factor × the task's
+	// optimal length⌉ (start to key to door to goal).
+	TurnCapFactor float64 `yaml:"turn_cap_factor"`
 	// InvalidPenalty is the per-step reward r_t of an invalid action.
 	InvalidPenalty float64 `yaml:"invalid_penalty"`
 	// SuccessReward is the outcome R of reaching the goal.
@@ -71,6 +74,10 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
+	if err := grid.CheckTurnCapFactor(Name, c.TurnCapFactor, c.Size, maxDistance(c.Size), maxTurnsLimit,
+		c.MaxTurns != DefaultConfig(c.Size).MaxTurns); err != nil {
+		return err
+	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
 
@@ -101,6 +108,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "wall cells besides the wall line with the door, 0..size-1"},
 		{Key: "key_in_state", Default: strconv.FormatBool(d.KeyInState), Help: "whether the state key tells if the key is held; false aliases states on purpose"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 3*size-1..%d", maxTurnsLimit)},
+		grid.TurnCapDoc(),
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),
 		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),
 	}

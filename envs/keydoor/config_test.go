@@ -19,18 +19,20 @@ func TestConfigFromOptions(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	envtest.CheckOptionErrors(t, Name, ConfigFromOptions, []envtest.OptionCase{
-		{Opts: envs.Options{"key": true}, Want: `env keydoor: unknown option "key" (allowed: invalid_penalty, key_in_state, max_turns, size, success_reward, walls)`},
+		{Opts: envs.Options{"key": true}, Want: `env keydoor: unknown option "key" (allowed: invalid_penalty, key_in_state, max_turns, size, success_reward, turn_cap_factor, walls)`},
 		{Opts: envs.Options{"size": 4}, Want: `option "size": 4 is out of range (allowed 5..7)`},
 		{Opts: envs.Options{"walls": 5}, Want: `option "walls": 5 is out of range (allowed 0..4 for size 5)`},
 		{Opts: envs.Options{"key_in_state": 1}, Want: `option "key_in_state": 1 has the wrong type (allowed true, false)`},
 		{Opts: envs.Options{"max_turns": 13}, Want: `option "max_turns": 13 is out of range (allowed 14..100 for size 5)`},
+		{Opts: envs.Options{"turn_cap_factor": 8}, Want: `option "turn_cap_factor": 8 is out of range (allowed 0 (off) or 1..7.14 for size 5 (the longest task's cap at most 100 turns))`},
+		{Opts: envs.Options{"turn_cap_factor": 2, "max_turns": 30}, Want: `option "turn_cap_factor": 2 replaces max_turns`},
 		{Opts: envs.Options{"invalid_penalty": -2}, Want: `option "invalid_penalty": -2 is out of range (allowed -1..0)`},
 		{Opts: envs.Options{"success_reward": -1}, Want: `option "success_reward": -1 is out of range (allowed > 0 and <= 100)`},
 	})
 }
 
 func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 6, ConfigFromOptions)
+	envtest.CheckOptionDocs(t, Name, 7, ConfigFromOptions)
 	e, err := envs.New(Name, envs.Options{"size": 6})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,8 @@
 // (other text, a move into a wall, off the grid, or onto the door without the key) is an invalid
 // action: invalid_penalty as the step reward, no change of state, Info.Invalid set. Reaching the goal
 // ends the episode with outcome success_reward and Info.Success; after max_turns steps (invalid ones
-// included) the episode is truncated. Info.Distance is the optimal number of moves left, from a
+// included) the episode is truncated; turn_cap_factor f replaces max_turns by a cap per task,
+// ⌈f × its optimal length⌉ (envs.TurnCapper). Info.Distance is the optimal number of moves left, from a
 // breadth-first search over (cell, key held) states.
 //
 // The state key is the agent's cell followed by "k" while the key is held, "r<R>c<C>" or "r<R>c<C>k",
@@ -38,7 +39,7 @@
 // down, left, right, haskey, nokey, invalid.
 //
 // Options (see Config): size (default 5), walls (size-4), key_in_state (true), max_turns (3*size+3:
-// 18 for size 5), invalid_penalty (-0.1), success_reward (1).
+// 18 for size 5), turn_cap_factor (0: off), invalid_penalty (-0.1), success_reward (1).
 //
 // Import the package for its side effect of registering "keydoor" (or import envs/all).
 package keydoor
@@ -110,6 +111,7 @@ type KeyDoor struct {
 	agent   int
 	hasKey  bool
 	turn    int
+	cap     int // the step cap of the current task (max_turns, or turn_cap_factor's)
 	started bool
 	over    bool
 	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
@@ -121,6 +123,7 @@ var (
 	_ envs.Cloner        = (*KeyDoor)(nil)
 	_ envs.ValidActioner = (*KeyDoor)(nil)
 	_ envs.Expert        = (*KeyDoor)(nil)
+	_ envs.TurnCapper    = (*KeyDoor)(nil)
 )
 
 // New returns a key-and-door environment with the given configuration. Reset must be called before
@@ -157,6 +160,10 @@ func (k *KeyDoor) Reset(task int64) (string, envs.Observation, error) {
 		k.seeded, k.layoutSeed = true, task
 	}
 	k.agent, k.hasKey, k.turn, k.started, k.over = k.start, false, 0, true, false
+	k.cap = k.cfg.MaxTurns
+	if d := k.distance(); k.cfg.TurnCapFactor != 0 && d > 0 {
+		k.cap = min(grid.TurnCap(k.cfg.TurnCapFactor, d), k.MaxTurns())
+	}
 	obs := envs.Observation{Text: k.text(false), Info: envs.Info{Distance: k.distance()}}
 	ins := "key " + rowWord(k.keyAt) + " " + colWord(k.keyAt) +
 		" door " + rowWord(k.doorAt) + " " + colWord(k.doorAt) +
@@ -197,7 +204,7 @@ func (k *KeyDoor) Step(action string) (envs.Observation, error) {
 		obs.Info.Distance = k.distance()
 	}
 	// A step that reaches the goal on the last turn is a termination, not a truncation.
-	obs.Truncated = !obs.Done && k.turn >= k.cfg.MaxTurns
+	obs.Truncated = !obs.Done && k.turn >= k.cap
 	k.over = obs.Over()
 	return obs, nil
 }
@@ -259,8 +266,18 @@ func (k *KeyDoor) Vocabulary() []string { return strings.Fields(vocabulary) }
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
 func (k *KeyDoor) ActionWords() []string { return grid.ActionWords() }
 
-// MaxTurns returns the step cap.
-func (k *KeyDoor) MaxTurns() int { return k.cfg.MaxTurns }
+// TurnCap returns the step cap of the current task: max_turns, or ⌈turn_cap_factor × its optimal
+// length⌉.
+func (k *KeyDoor) TurnCap() int { return k.cap }
+
+// MaxTurns returns the step cap: max_turns, or under turn_cap_factor the cap of the longest task
+// a layout of this size can have.
+func (k *KeyDoor) MaxTurns() int {
+	if k.cfg.TurnCapFactor != 0 {
+		return grid.TurnCap(k.cfg.TurnCapFactor, maxDistance(k.cfg.Size))
+	}
+	return k.cfg.MaxTurns
+}
 
 // Clone returns an independent copy of the environment in its current state.
 func (k *KeyDoor) Clone() envs.Env {

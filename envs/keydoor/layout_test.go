@@ -15,7 +15,7 @@ import (
 func oracle(t *testing.T, k *KeyDoor) map[string][2]int {
 	t.Helper()
 	start := k.Clone().(*KeyDoor)
-	start.cfg.MaxTurns, start.cfg.KeyInState = 1<<30, true
+	start.cfg.MaxTurns, start.cap, start.cfg.KeyInState = 1<<30, 1<<30, true
 	type node struct {
 		env  *KeyDoor
 		dist int

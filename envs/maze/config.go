@@ -2,7 +2,6 @@ package maze
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/graftrl/graftrl/envs"
@@ -63,10 +62,6 @@ func DefaultConfig(size int) Config {
 	}
 }
 
-// turnCap is the step cap of a task whose optimal length is d under turn_cap_factor f:
-// ⌈f·d⌉, less a rounding margin so that 1.1 × 10 is 11 and not 12.
-func turnCap(f float64, d int) int { return int(math.Ceil(f*float64(d) - 1e-9)) }
-
 // maxDistance is the longest start-goal BFS distance the generator accepts (the corner-to-corner
 // Manhattan distance), so that max_turns >= maxDistance always leaves the task solvable in time.
 func maxDistance(size int) int { return 2 * (size - 1) }
@@ -92,16 +87,9 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
-	if c.TurnCapFactor != 0 {
-		if !(c.TurnCapFactor >= 1 && turnCap(c.TurnCapFactor, maxDistance(c.Size)) <= maxTurnsLimit) {
-			return &envs.OptionError{Env: Name, Key: "turn_cap_factor", Value: c.TurnCapFactor, Reason: "is out of range",
-				Allowed: fmt.Sprintf("0 (off) or %g..%.3g for size %d (the longest task's cap at most %d turns)",
-					1.0, float64(maxTurnsLimit)/float64(maxDistance(c.Size)), c.Size, maxTurnsLimit)}
-		}
-		if c.MaxTurns != DefaultConfig(c.Size).MaxTurns {
-			return &envs.OptionError{Env: Name, Key: "turn_cap_factor", Value: c.TurnCapFactor, Reason: "replaces max_turns",
-				Allowed: "one of max_turns and turn_cap_factor"}
-		}
+	if err := grid.CheckTurnCapFactor(Name, c.TurnCapFactor, c.Size, maxDistance(c.Size), maxTurnsLimit,
+		c.MaxTurns != DefaultConfig(c.Size).MaxTurns); err != nil {
+		return err
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
 }
@@ -133,7 +121,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "number of wall cells, 0..size²/4"},
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
-		{Key: "turn_cap_factor", Default: "0", Help: "step cap per task as a multiple of its optimal length, ⌈factor × length⌉ (0: max_turns for every task; replaces it)"},
+		grid.TurnCapDoc(),
 		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
 		{Key: "goal_hint", Default: "false", Help: "append the goal's direction (goal-up, goal-left …) to observations"},
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),

@@ -143,8 +143,8 @@ func (m *Maze) Reset(task int64) (string, envs.Observation, error) {
 	}
 	m.agent, m.turn, m.started, m.over = m.start, 0, true, false
 	m.cap = m.cfg.MaxTurns
-	if m.cfg.TurnCapFactor != 0 {
-		m.cap = turnCap(m.cfg.TurnCapFactor, m.distance())
+	if d := m.distance(); m.cfg.TurnCapFactor != 0 && d > 0 {
+		m.cap = min(grid.TurnCap(m.cfg.TurnCapFactor, d), m.MaxTurns())
 	}
 	obs := envs.Observation{Text: m.text(false), Info: envs.Info{Distance: m.distance()}}
 	return "goal " + rowWord(m.goal) + " " + colWord(m.goal), obs, nil
@@ -275,7 +275,7 @@ func (m *Maze) TurnCap() int { return m.cap }
 // a layout of this size can have.
 func (m *Maze) MaxTurns() int {
 	if m.cfg.TurnCapFactor != 0 {
-		return turnCap(m.cfg.TurnCapFactor, maxDistance(m.cfg.Size))
+		return grid.TurnCap(m.cfg.TurnCapFactor, maxDistance(m.cfg.Size))
 	}
 	return m.cfg.MaxTurns
 }

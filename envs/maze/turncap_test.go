@@ -1,55 +1,27 @@
 package maze
 
 import (
-	"math"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
-// Under turn_cap_factor f every task's cap is ⌈f × its optimal length⌉, the start's BFS distance
-// to the goal as Reset reports it: an episode of invalid moves (a wall hugged, or gibberish) is
-// truncated on exactly that turn and not before, the cap depends only on the task seed, and
-// MaxTurns bounds every task's cap by the longest task a layout can have.
+// Under turn_cap_factor f every task's cap is ⌈f × its optimal length⌉, the distance to success
+// that Reset reports; an episode of invalid actions is truncated on exactly that turn, and
+// MaxTurns is the cap of the longest task a layout can have.
 func TestTurnCapFactor(t *testing.T) {
-	for _, f := range []float64{1, 1.5, 3} {
-		for size := MinSize; size <= MaxSize; size++ {
-			cfg := DefaultConfig(size)
+	envtest.CheckTurnCaps(t, []int{MinSize, MaxSize},
+		func(side int) int { return side - 1 }, func(side int) int { return 2 * (side - 1) },
+		func(f float64, side int) (envs.Env, error) {
+			cfg := DefaultConfig(side)
 			cfg.TurnCapFactor = f
-			m, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bound := int(math.Ceil(f * float64(2*(size-1))))
-			if m.MaxTurns() != bound {
-				t.Errorf("f %g size %d: MaxTurns %d, want %d", f, size, m.MaxTurns(), bound)
-			}
-			for seed := int64(0); seed < 20; seed++ {
-				_, obs := envtest.MustReset(t, m, seed)
-				d := obs.Info.Distance
-				if d < size-1 || d > 2*(size-1) {
-					t.Fatalf("seed %d: optimal length %d outside %d..%d", seed, d, size-1, 2*(size-1))
-				}
-				want := int(math.Ceil(f * float64(d)))
-				turns := 0
-				for {
-					obs = envtest.MustStep(t, m, "x")
-					turns++
-					if obs.Over() {
-						break
-					}
-				}
-				if !obs.Truncated || turns != want || want > bound {
-					t.Errorf("f %g size %d seed %d: truncated %v after %d turns, want after ⌈%g×%d⌉ = %d (bound %d)",
-						f, size, seed, obs.Truncated, turns, f, d, want, bound)
-				}
-			}
-		}
-	}
+			return New(cfg)
+		})
 	// 1.1 × 10 is 11 turns, not 12 (float64 gives 11.000000000000002).
-	if got := turnCap(1.1, 10); got != 11 {
-		t.Errorf("turnCap(1.1, 10) = %d, want 11", got)
+	if got := grid.TurnCap(1.1, 10); got != 11 {
+		t.Errorf("grid.TurnCap(1.1, 10) = %d, want 11", got)
 	}
 }
 
@@ -58,7 +30,4 @@ func TestTurnCapFactorConformance(t *testing.T) {
 	cfg := DefaultConfig(MaxSize)
 	cfg.TurnCapFactor = 3
 	envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
-	if _, err := envs.New(Name, envs.Options{"size": 7, "turn_cap_factor": 1.5}); err != nil {
-		t.Errorf("size 7, turn_cap_factor 1.5: %v", err)
-	}
 }
