@@ -396,6 +396,7 @@ func (c *Collector) reset(ctx context.Context, s *slot, st *Stats) {
 // started lays out the first row of an episode whose env was reset.
 func (c *Collector) started(s *slot, instr string, obs envs.Observation) {
 	s.instrText, s.first, s.firstKey = instr, obs, c.envs[s.idx].StateKey()
+	s.traj.StartDistance = obs.Info.Distance
 	s.instr = c.vocab.Encode([]int32{tokens.BOSID}, instr)
 	s.instr = append(s.instr, tokens.SepID)
 	s.key = s.firstKey

@@ -39,6 +39,10 @@ type Trajectory struct {
 	Task int `json:"task"`
 	// TaskSeed is the env task seed.
 	TaskSeed int64 `json:"task_seed"`
+	// StartDistance is the env's optimal distance to success from the first state (Info.Distance
+	// of Reset's observation; -1 unknown). A first state is never the goal, so 0 means not
+	// recorded (batch files written before it was kept).
+	StartDistance int `json:"start_distance,omitempty"`
 	// Steps are the episode's turns in order.
 	Steps []Step `json:"steps"`
 	// Outcome is the episode outcome R_i (the success reward or 0; 0 when truncated or errored).

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graftrl/graftrl/advantage"
+	"github.com/graftrl/graftrl/graft"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -27,8 +28,10 @@ func newAdvantagesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "advantages --batch FILE [--estimators grpo,gigpo,graphgpo,graft]",
 		Short: "Compare estimators' per-step advantages on one frozen rollout batch",
-		Long: `Runs each estimator on the same saved batch (train --save-batches) and prints every step's
-advantage side by side, then per-estimator statistics and pairwise Pearson correlation and sign
+		Long: `Runs each estimator on the same saved batch (train --save-batches) and prints, after where
+step-level credit can matter in the batch (the share of steps that leave a state whose actions
+lead to different GRAFT values, and the shares of steps that bring success no closer in
+successful and failed episodes), every step's advantage side by side, then per-estimator statistics and pairwise Pearson correlation and sign
 agreement. Options: --opt graft.mode=td; the same estimator twice with labels:
 --estimators graft:path,graft:td --opt graft:td.mode=td.`,
 		Example: `  # batches saved by graftrl train --config configs/quickstart.yaml --save-batches=10
@@ -68,11 +71,30 @@ func advantagesRun(o *advantagesOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.out, "batch %s: iteration %d, env %s, %d tasks, %d trajectories, %d steps\n\n",
+	fmt.Fprintf(o.out, "batch %s: iteration %d, env %s, %d tasks, %d trajectories, %d steps\n",
 		o.batch, r.Iter, r.Env, r.Batch.Tasks, len(c.Batch.Trajs), c.Batch.NumSteps())
+	if err := writeCredit(o.out, c.Batch); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.out)
 	c.WriteSteps(o.out, o.rows)
 	fmt.Fprintln(o.out)
 	c.WriteSummary(o.out)
+	return nil
+}
+
+// writeCredit prints where step-level credit can matter in the batch: the share of steps at
+// decision-relevant nodes (graft.DecisionShare, GRAFT's default options) and the shares of wasted
+// steps in successful and failed episodes (rollout.CountDetours).
+func writeCredit(w io.Writer, b *rollout.Batch) error {
+	share, steps, err := graft.DecisionShare(b, graft.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	d := rollout.CountDetours(b)
+	fmt.Fprintf(w, "decision-relevant steps %.1f %% of %d (left a state whose actions lead to different values); "+
+		"wasted steps %.1f %% of %d in successes, %.1f %% of %d in failures (distance known)\n",
+		100*share, steps, 100*d.SuccessShare(), d.SuccessSteps, 100*d.FailShare(), d.FailSteps)
 	return nil
 }
 

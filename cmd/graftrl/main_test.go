@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/graft"
+	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -81,6 +84,24 @@ func TestCLIEndToEnd(t *testing.T) {
 	out, stderr, code = graftrlCmd(t, bin, "advantages", "--batch", batch, "--estimators", "grpo,gigpo,graphgpo,graft,graft:td", "--opt", "graft:td.mode=td")
 	if code != 0 || !strings.Contains(out, "pearson") || !strings.Contains(out, "graft:td") {
 		t.Fatalf("advantages exited %d:\n%s\n%s", code, out, stderr)
+	}
+	replay, err := rollout.ReadReplay(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, steps, err := graft.DecisionShare(replay.Batch, graft.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rollout.CountDetours(replay.Batch)
+	if d.SuccessSteps+d.FailSteps == 0 {
+		t.Error("the maze batch has no step of known progress: the start distances were not recorded")
+	}
+	for _, w := range []string{fmt.Sprintf("decision-relevant steps %.1f %% of %d", 100*share, steps),
+		fmt.Sprintf("wasted steps %.1f %% of %d in successes, %.1f %% of %d in failures", 100*d.SuccessShare(), d.SuccessSteps, 100*d.FailShare(), d.FailSteps)} {
+		if !strings.Contains(out, w) {
+			t.Errorf("advantages output lacks %q:\n%s", w, out[:min(len(out), 600)])
+		}
 	}
 	out, stderr, code = graftrlCmd(t, bin, "graph", "--batch", batch, "--task", "1", "--format", "dot")
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "digraph") {
