@@ -7,6 +7,7 @@ package advantage
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -126,12 +127,7 @@ func optionsOf(defaults any) []Option {
 
 // Names lists the registered estimators, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // GroupRelative lists the estimators that need tasks.group_size ≥ 2: their advantages compare a

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -22,12 +23,7 @@ func Lookup(name string) (Spec, error) {
 
 // Names returns the registered environment names in sorted order.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // New builds an instance of the named environment from its configuration options.

@@ -85,6 +85,38 @@ func PromptLen(vocab *tokens.Vocab, instruction, observation string) int {
 	return len(vocab.Encode([]int32{tokens.BOSID}, instruction)) + 1 + len(vocab.Encode(nil, observation))
 }
 
+// LongestPrompt is the longest PromptLen of the tasks seeds, each reset on e in turn. A reset
+// that fails or panics is left out (the episodes will say what is wrong with the env); one that
+// outlasts timeout (> 0) ends the probe, since the next reset would hang too.
+func LongestPrompt(e envs.Env, vocab *tokens.Vocab, seeds []int64, timeout time.Duration) int {
+	longest := 0
+	for _, seed := range seeds {
+		type first struct {
+			instr string
+			obs   envs.Observation
+			err   error
+		}
+		done := make(chan first, 1)
+		go func() {
+			instr, obs, err := safeReset(e, seed)
+			done <- first{instr, obs, err}
+		}()
+		var expired <-chan time.Time
+		if timeout > 0 {
+			expired = time.After(timeout)
+		}
+		select {
+		case f := <-done:
+			if f.err == nil {
+				longest = max(longest, PromptLen(vocab, f.instr, f.obs.Text))
+			}
+		case <-expired:
+			return longest
+		}
+	}
+	return longest
+}
+
 // Stats summarise one collection.
 type Stats struct {
 	Episodes, EnvSteps, SampledTokens, DecodeCalls int

@@ -282,42 +282,12 @@ func describeEnv(c *config.Config, probe envs.Env) (EnvInfo, error) {
 // promptProbes is how many tasks of each panel longestPrompt resets.
 const promptProbes = 8
 
-// longestPrompt is the longest first row (rollout.PromptLen) of the first tasks of the training
-// and held-out panels, reset on env e. A reset that fails, panics or outlasts
-// faults.step_timeout is left out: the episodes will say what is wrong with the env.
+// longestPrompt is the longest first row (rollout.LongestPrompt) of the first tasks of the
+// training and held-out panels, reset on env e within faults.step_timeout each.
 func longestPrompt(c *config.Config, e envs.Env, vocab *tokens.Vocab) int {
 	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
 	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
-	longest := 0
-	for _, seed := range seeds {
-		type first struct {
-			instr, obs string
-			ok         bool
-		}
-		done := make(chan first, 1)
-		go func() {
-			defer func() {
-				if recover() != nil {
-					done <- first{}
-				}
-			}()
-			instr, obs, err := e.Reset(seed)
-			done <- first{instr, obs.Text, err == nil}
-		}()
-		var timeout <-chan time.Time
-		if c.Faults.StepTimeout > 0 {
-			timeout = time.After(time.Duration(c.Faults.StepTimeout * float64(time.Second)))
-		}
-		select {
-		case f := <-done:
-			if f.ok {
-				longest = max(longest, rollout.PromptLen(vocab, f.instr, f.obs))
-			}
-		case <-timeout:
-			return longest // the env hangs: the next reset would too
-		}
-	}
-	return longest
+	return rollout.LongestPrompt(e, vocab, seeds, time.Duration(c.Faults.StepTimeout*float64(time.Second)))
 }
 
 // PolicyOptions are the options of the run's policy on an env: the model sized to the env's

@@ -121,7 +121,7 @@ runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished r
 		Example: `  graftrl headtohead
   # two runs at a time, the report in another folder
   graftrl headtohead --workers 2 --out /tmp/h2h-report`,
-		Args: noArgs("headtohead"),
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := intFlagAtLeast(cmd, "workers", 0, "0 = one per core, or N ≥ 1; leave it out for the sweep config's workers"); err != nil {
 				return err

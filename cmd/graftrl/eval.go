@@ -37,7 +37,7 @@ so it may evaluate a run while it trains.`,
 
   # an earlier checkpoint, as JSON
   graftrl eval --run runs/quickstart --checkpoint runs/quickstart/checkpoints/iter-000070 --json`,
-		Args: flagNotArg("--run"),
+		Args: noArgs("--run"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.run == "" {
 				return &usageError{"eval: --run DIR is required"}

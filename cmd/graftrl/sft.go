@@ -39,7 +39,7 @@ a time computes a warm start: a second one is refused at once, naming the first.
   # another seed, into a folder of its own; then train from it
   graftrl sft --config configs/envs/keydoor.yaml --seed 2 --out warm/keydoor-2
   graftrl train --config configs/envs/keydoor.yaml --seed 2 --set sft.demos=0 --set policy.init=warm/keydoor-2`,
-		Args: flagNotArg("--config"),
+		Args: noArgs("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.train.config == "" {
 				return &usageError{"sft: --config FILE is required"}

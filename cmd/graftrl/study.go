@@ -54,7 +54,7 @@ stopped, and a finished one only rewrites its report.
   graftrl study --executor slurm --no-audit
   # 4 local runs at a time, the study directory elsewhere
   graftrl study --workers 4 --out /tmp/study`,
-		Args: noArgs("study"),
+		Args: noArgs("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out1, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			o.command = commandLineOf(cmd, []string{"config", "executor", "out", "report", "workers", "audit-steps", "audit-mc", "no-audit"})

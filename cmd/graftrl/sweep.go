@@ -54,7 +54,7 @@ Then: graftrl sweep status --dir DIR, graftrl compare DIR.`,
   graftrl compare runs/sweeps/estimators
   # one Slurm job array, waiting for it to finish
   graftrl sweep --config configs/sweeps/estimators.yaml --executor slurm --wait`,
-		Args: noArgs("sweep"),
+		Args: noArgs("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.config == "" {
 				return &usageError{"sweep: --config FILE is required (or a subcommand: run-one, status)"}
@@ -77,16 +77,6 @@ Then: graftrl sweep status --dir DIR, graftrl compare DIR.`,
 	f.BoolVar(&o.wait, "wait", false, "slurm executor: wait for the job array to finish and check every run")
 	cmd.AddCommand(newSweepRunOneCmd(), newSweepStatusCmd())
 	return cmd
-}
-
-// noArgs refuses positional arguments with a usage error (exit status 2).
-func noArgs(name string) cobra.PositionalArgs {
-	return func(_ *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			return &usageError{fmt.Sprintf("%s: unexpected argument %q", name, args[0])}
-		}
-		return nil
-	}
 }
 
 // loadSweep reads a sweep config and applies the flags that change where it goes.
@@ -290,7 +280,7 @@ func newSweepRunOneCmd() *cobra.Command {
 		Short: "Train run I of a sweep unless it is finished (what each Slurm array task runs)",
 		Example: `  # run 0 of a sweep directory written by graftrl sweep (indices: graftrl sweep status)
   graftrl sweep run-one --dir runs/sweeps/estimators --index 0`,
-		Args: noArgs("sweep run-one"),
+		Args: noArgs("--dir"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := intFlagAtLeast(cmd, "index", 0, "0..runs−1"); err != nil {
 				return err
@@ -346,7 +336,7 @@ func newSweepStatusCmd() *cobra.Command {
 		Example: `  graftrl sweep status --dir runs/sweeps/estimators
   # the same sweep named by its config, showing held-out success
   graftrl sweep status --config configs/sweeps/estimators.yaml --metric eval/heldout/success`,
-		Args: noArgs("sweep status"),
+		Args: noArgs("--dir"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = cmd.OutOrStdout()
 			return sweepStatus(cmd.Context(), o)

@@ -77,7 +77,7 @@ Estimators (--estimator NAME; graftrl estimators lists their options and default
   # continue an interrupted run; extend a finished one to 120 iterations
   graftrl train --resume runs/quickstart
   graftrl train --resume runs/quickstart --set iterations=120`,
-		Args: flagNotArg("--config"),
+		Args: noArgs("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.config == "" && o.resume == "" {
 				return &usageError{"train: --config FILE is required (or --resume runs/NAME)"}
@@ -231,22 +231,28 @@ func iterations(n int) string {
 	return strconv.Itoa(n) + " iterations"
 }
 
-// flagNotArg refuses positional arguments, suggesting the flag that takes one (graftrl train
-// configs/x.yaml: did you mean --config configs/x.yaml?).
-func flagNotArg(flag string) cobra.PositionalArgs {
+// noArgs refuses positional arguments with a usage error (exit status 2); where a flag takes
+// what was given as an argument (flag: "--config"), the message suggests it.
+func noArgs(flag string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil
 		}
-		return &usageError{fmt.Sprintf("%s: unexpected argument %q; did you mean %s %s? (usage: %s)",
-			cmd.CommandPath(), args[0], flag, args[0], cmd.UseLine())}
+		hint := ""
+		if flag != "" {
+			hint = fmt.Sprintf("; did you mean %s %s?", flag, args[0])
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") // main prints "graftrl: "
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q%s (usage: %s)", name, args[0], hint, cmd.UseLine())}
 	}
 }
 
-// loadConfig reads the config, once: from --config, or, for --resume DIR without --config, the
-// run's recorded config. It checks the keys and types; trainer.New validates the values. With --resume the run directory is DIR, however it is spelt and wherever it
-// was moved or copied: its name and out_dir follow DIR (the trainer records them when the run
-// directory moved). It returns the config and the file it came from.
+// loadConfig reads the config file once: from --config, or, for --resume DIR without --config,
+// the run's recorded config. It decodes it twice from those bytes (first for the run name that
+// --estimator extends, then with every override) and checks keys and types; trainer.New
+// validates the values. With --resume the run directory is DIR, however it is spelt and
+// wherever it was moved or copied: its name and out_dir follow DIR (the trainer records them
+// when the run directory moved). It returns the config and the file it came from.
 func (o *trainOptions) loadConfig() (config.Config, string, error) {
 	path := o.config
 	var where []string
