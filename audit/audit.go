@@ -74,6 +74,9 @@ type Options struct {
 	// Z is how many standard errors from 0 a true advantage must be for its sign to count in
 	// the sign agreement (default DefaultZ).
 	Z float64
+	// Bootstrap is the number of bootstrap resamples behind each correlation's standard error
+	// (default DefaultBootstrap; Metrics.PearsonSE), drawn with Seed.
+	Bootstrap int
 	// Variants are the estimators compared (default DefaultVariants).
 	Variants []Variant
 	// Log receives progress lines (nil: none).
@@ -96,6 +99,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Z == 0 {
 		o.Z = DefaultZ
 	}
+	if o.Bootstrap == 0 {
+		o.Bootstrap = DefaultBootstrap
+	}
 	if o.Variants == nil {
 		o.Variants = DefaultVariants()
 	}
@@ -113,6 +119,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("audit: slots = %d: must be ≥ 1", o.Slots)
 	case !(o.Z > 0):
 		return o, fmt.Errorf("audit: z = %g: must be > 0", o.Z)
+	case o.Bootstrap < 2:
+		return o, fmt.Errorf("audit: bootstrap = %d: must be ≥ 2", o.Bootstrap)
 	}
 	return o, nil
 }
@@ -183,7 +191,7 @@ func Run(s Setup, o Options) (*Result, error) {
 	defer coll.Close()
 	dec := s.NewDecoder(o.Slots)
 	rng := rand.New(rand.NewPCG(o.Seed, 0xa0d17))
-	res := &Result{Env: s.Env, Settings: Settings{Steps: o.Steps, MC: o.MC, Gamma: o.Gamma, Seed: o.Seed, Slots: o.Slots, Z: o.Z}}
+	res := &Result{Env: s.Env, Settings: Settings{Steps: o.Steps, MC: o.MC, Gamma: o.Gamma, Seed: o.Seed, Slots: o.Slots, Z: o.Z, Bootstrap: o.Bootstrap}}
 
 	// The fresh batch, through Continue with empty histories (Collect with known episode seeds,
 	// so that a stochastic env's episodes can be replayed).
@@ -288,7 +296,7 @@ func Run(s Setup, o Options) (*Result, error) {
 		}
 		res.Steps = append(res.Steps, sr)
 	}
-	res.Truth, res.Metrics = compareAll(res.Steps, res.Estimators, o.Z)
+	res.Truth, res.Metrics = compareAll(res.Steps, res.Estimators, o.Z, o.Bootstrap, o.Seed)
 	res.Truth.Dropped = tr.dropped
 	res.Timing.Total = time.Since(t0).Seconds()
 	return res, nil

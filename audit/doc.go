@@ -36,6 +36,12 @@
 //     difference, the bias. Progress is the env's distance to success (envs.Info.Distance)
 //     falling over the step (Progress); the slices' shares of all batch steps are reported too
 //     (GraphGPO reports 22 % and 65 % on ALFWorld).
+//   - Standard errors of the correlations (bootstrapCorrSE). Every Pearson r and Spearman ρ, and
+//     each stratum's r, has a standard error over the sampling of the audited steps: a seeded
+//     nonparametric bootstrap (Options.Bootstrap resamples, DefaultBootstrap) that redraws, within
+//     every stratum, as many audited steps as it holds, with replacement, each drawn step keeping
+//     its weight, and takes the standard deviation of the recomputed correlation. The Monte Carlo
+//     noise of the truth attenuates the correlations (Ceiling below); it is not part of this SE.
 //   - Noise. The truth is an estimate: its mean SE(A)² (the noise floor) is part of every MSE,
 //     and √(1 − noise/variance) is the correlation even a perfect estimator would reach with it
 //     (TruthSummary.Ceiling).

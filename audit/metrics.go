@@ -4,9 +4,10 @@ import (
 	"math"
 )
 
-// compareAll computes the truth summary and every estimator's metrics over the audited steps.
-// Steps whose truth is undefined (every continuation dropped) are left out.
-func compareAll(steps []StepResult, labels []string, z float64) (TruthSummary, []Metrics) {
+// compareAll computes the truth summary and every estimator's metrics over the audited steps,
+// with the correlations' standard errors from boot bootstrap resamples drawn with seed
+// (bootstrapCorrSE). Steps whose truth is undefined (every continuation dropped) are left out.
+func compareAll(steps []StepResult, labels []string, z float64, boot int, seed uint64) (TruthSummary, []Metrics) {
 	var keep []StepResult
 	for _, s := range steps {
 		if !math.IsNaN(float64(s.A)) && !math.IsNaN(float64(s.ASE)) {
@@ -37,15 +38,41 @@ func compareAll(steps []StepResult, labels []string, z float64) (TruthSummary, [
 	}
 	meanA2 := WeightedMean(a2, w)
 
+	// The bootstrap resamples within the groups of steps the selection drew from (the strata,
+	// by name, in order of appearance); the per-stratum correlations are over StratumName order.
+	var groups [][]int
+	group := map[string]int{}
+	strata := make([][]int, NumStrata)
+	for i, s := range keep {
+		g, ok := group[s.Stratum]
+		if !ok {
+			g = len(groups)
+			group[s.Stratum] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+		for h := range NumStrata {
+			if s.Stratum == StratumName(h) {
+				strata[h] = append(strata[h], i)
+			}
+		}
+	}
+	ests := make([][]float64, len(labels))
+	for e := range labels {
+		ests[e] = make([]float64, n)
+		for i, s := range keep {
+			ests[e][i] = s.Est[e]
+		}
+	}
+	ses := bootstrapCorrSE(ests, a, w, groups, strata, boot, seed)
+
 	var out []Metrics
 	for e, label := range labels {
-		est := make([]float64, n)
-		for i, s := range keep {
-			est[i] = s.Est[e]
-		}
+		est := ests[e]
 		m := Metrics{Label: label}
 		m.Pearson = Num(Pearson(est, a, w))
 		m.Spearman = Num(Spearman(est, a, w))
+		m.PearsonSE, m.SpearmanSE = Num(ses.pearson[e]), Num(ses.spearman[e])
 		sign, _ := SignAgreement(est, a, se, w, z)
 		m.Sign = Num(sign)
 		c, mse := ScaleMatch(est, a, w)
@@ -62,6 +89,7 @@ func compareAll(steps []StepResult, labels []string, z float64) (TruthSummary, [
 				}
 			}
 			m.ByStratum = append(m.ByStratum, Num(Pearson(x, y, nil)))
+			m.ByStratumSE = append(m.ByStratumSE, Num(ses.byStratum[e][h]))
 		}
 		for _, sl := range []string{SliceFailedProgress, SliceSuccessNoProgress} {
 			var x, y, ww []float64

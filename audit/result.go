@@ -73,6 +73,9 @@ type Settings struct {
 	// Z is the number of standard errors a true advantage must be from 0 for its sign to count
 	// in the sign agreement.
 	Z float64 `json:"z"`
+	// Bootstrap is the number of bootstrap resamples behind the correlations' standard errors
+	// (Options.Bootstrap; absent in audits written before those existed).
+	Bootstrap int `json:"bootstrap,omitempty"`
 }
 
 // BatchInfo describes the fresh batch an audit drew.
@@ -125,6 +128,18 @@ type Metrics struct {
 	// Pearson and Spearman are the weighted correlations of the estimate with the truth.
 	Pearson  Num `json:"pearson"`
 	Spearman Num `json:"spearman"`
+	// PearsonSE and SpearmanSE are their standard errors over the sampling of the audited steps,
+	// by a nonparametric bootstrap: Settings.Bootstrap resamples (DefaultBootstrap), each
+	// drawing within every stratum as many audited steps as it holds, with replacement, a step
+	// keeping its weight; the correlation recomputed on each resample as on the audited steps
+	// (Spearman on the resample's own mid-ranks); the SE is the standard deviation of those
+	// values (with B − 1). The generator is a PCG (math/rand/v2) seeded with Settings.Seed, so
+	// the same audit gives the same SEs. The SE is the sampling error over steps only: the Monte
+	// Carlo noise of the truth, which attenuates the correlations (TruthSummary.Ceiling), is not
+	// part of it. NaN (null in JSON) when the correlation is undefined, when fewer than half of
+	// the resamples define it, and when read from an audit written before SEs existed.
+	PearsonSE  Num `json:"pearson_se"`
+	SpearmanSE Num `json:"spearman_se"`
 	// Sign is the weighted share of resolved steps whose estimate has the truth's sign.
 	Sign Num `json:"sign_agreement"`
 	// Scale is c, the least-squares factor that puts the estimate on the truth's scale; MSE is
@@ -135,8 +150,24 @@ type Metrics struct {
 	NMSE  Num `json:"nmse"`
 	// ByStratum is the Pearson correlation within each stratum (unweighted), in stratum order.
 	ByStratum []Num `json:"pearson_by_stratum"`
+	// ByStratumSE are the bootstrap standard errors of ByStratum, computed as PearsonSE on the
+	// same resamples (each stratum's resample is a bootstrap of that stratum alone); absent in
+	// audits written before SEs existed.
+	ByStratumSE []Num `json:"pearson_by_stratum_se,omitempty"`
 	// Slices are the diagnostic slices.
 	Slices []SliceMetrics `json:"slices"`
+}
+
+// UnmarshalJSON reads Metrics as written; the standard errors missing from an audit written
+// before they existed read as NaN, like null, not as 0.
+func (m *Metrics) UnmarshalJSON(b []byte) error {
+	type plain Metrics
+	p := plain{PearsonSE: Num(math.NaN()), SpearmanSE: Num(math.NaN())}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*m = Metrics(p)
+	return nil
 }
 
 // Diagnostic slice names.

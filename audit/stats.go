@@ -2,7 +2,6 @@ package audit
 
 import (
 	"math"
-	"sort"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -16,33 +15,7 @@ import (
 // tie group plus ½ — with all weights 1 that is the usual 1-based mid-rank, so that
 // Ranks([3 1 3 2], nil) = [3.5 1 3.5 2]. NaNs are not allowed.
 func Ranks(x, w []float64) []float64 {
-	idx := make([]int, len(x))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
-	weight := func(i int) float64 {
-		if w == nil {
-			return 1
-		}
-		return w[i]
-	}
-	r := make([]float64, len(x))
-	below := 0.0
-	for lo := 0; lo < len(idx); {
-		hi := lo
-		group := 0.0
-		for hi < len(idx) && x[idx[hi]] == x[idx[lo]] {
-			group += weight(idx[hi])
-			hi++
-		}
-		for _, i := range idx[lo:hi] {
-			r[i] = below + group/2 + 0.5
-		}
-		below += group
-		lo = hi
-	}
-	return r
+	return ranksOrdered(x, sortOrder(x), w)
 }
 
 // Pearson is the (weighted) Pearson correlation of x and y; NaN when fewer than two values or

@@ -91,7 +91,7 @@ func TestCompareAllSlices(t *testing.T) {
 		{Success: true, Progress: MadeProgress, Stratum: StratumSuccessLate, Weight: 1, A: 0.1, ASE: 0.05, Est: []float64{1}},
 		{Success: true, Progress: MadeProgress, Stratum: StratumSuccessLate, Weight: 1, A: Num(math.NaN()), ASE: 0.05, Est: []float64{1}},
 	}
-	ts, ms := compareAll(steps, []string{"grpo-like"}, 2)
+	ts, ms := compareAll(steps, []string{"grpo-like"}, 2, DefaultBootstrap, 1)
 	// Weighted A: (0.6 − 0.4 − 0.2 + 0.1)/5 = 0.02. c = Σ w·Â·A / Σ w·Â² = (−0.6 + 0.4 − 0.2 + 0.1)/5 = −0.06.
 	m := ms[0]
 	if !near(float64(ts.Mean), 0.02, 1e-12) || !near(float64(m.Scale), -0.06, 1e-12) {

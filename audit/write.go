@@ -21,13 +21,38 @@ func fmtNum(v Num) string {
 	return strconv.FormatFloat(float64(v), 'f', 3, 64)
 }
 
-// Table is the audit's main table: per estimator, the correlations with the truth, the sign
+// fmtSE formats a number with its standard error, "0.410 ± 0.040"; the number alone when the
+// error is undefined (an audit written before standard errors existed).
+func fmtSE(v, se Num) string {
+	if math.IsNaN(float64(v)) || math.IsNaN(float64(se)) || math.IsInf(float64(se), 0) {
+		return fmtNum(v)
+	}
+	return fmtNum(v) + " ± " + fmtNum(se)
+}
+
+// Table is the audit's main table (table.csv): per estimator, the correlations with the truth
+// and their bootstrap standard errors (columns pearson_r_se and spearman_rho_se), the sign
 // agreement, the scale-matched error and the bias on the two diagnostic slices.
-func (r *Result) Table() [][]string {
-	out := [][]string{{"estimator", "pearson_r", "spearman_rho", "sign_agreement", "scale_c", "mse", "nmse",
-		"bias_" + SliceFailedProgress, "bias_" + SliceSuccessNoProgress}}
+func (r *Result) Table() [][]string { return r.metricsTable(false) }
+
+// ReportTable is Table for reading (audit.md, the output of graftrl audit): each correlation
+// and its standard error in one cell, "0.410 ± 0.040", under the header pearson_r or
+// spearman_rho.
+func (r *Result) ReportTable() [][]string { return r.metricsTable(true) }
+
+func (r *Result) metricsTable(merged bool) [][]string {
+	head := []string{"estimator", "pearson_r", "pearson_r_se", "spearman_rho", "spearman_rho_se"}
+	if merged {
+		head = []string{"estimator", "pearson_r", "spearman_rho"}
+	}
+	out := [][]string{append(head, "sign_agreement", "scale_c", "mse", "nmse",
+		"bias_"+SliceFailedProgress, "bias_"+SliceSuccessNoProgress)}
 	for _, m := range r.Metrics {
-		row := []string{m.Label, fmtNum(m.Pearson), fmtNum(m.Spearman), fmtNum(m.Sign), fmtNum(m.Scale), fmtNum(m.MSE), fmtNum(m.NMSE)}
+		row := []string{m.Label, fmtNum(m.Pearson), fmtNum(m.PearsonSE), fmtNum(m.Spearman), fmtNum(m.SpearmanSE)}
+		if merged {
+			row = []string{m.Label, fmtSE(m.Pearson, m.PearsonSE), fmtSE(m.Spearman, m.SpearmanSE)}
+		}
+		row = append(row, fmtNum(m.Sign), fmtNum(m.Scale), fmtNum(m.MSE), fmtNum(m.NMSE))
 		for _, s := range m.Slices {
 			row = append(row, fmtNum(s.Bias))
 		}
@@ -143,8 +168,8 @@ func (r *Result) Markdown() string {
 	}
 
 	b.WriteString("## Estimators against the true advantage\n\n")
-	tab := r.Table()
-	tab[0] = []string{"estimator", "Pearson r", "Spearman ρ", "sign agreement", "scale c", "MSE", "NMSE",
+	tab := r.ReportTable()
+	tab[0] = []string{"estimator", "Pearson r ± SE", "Spearman ρ ± SE", "sign agreement", "scale c", "MSE", "NMSE",
 		"bias: failed + progress", "bias: success + no progress"}
 	mdTable(&b, tab)
 	fmt.Fprintf(&b, "Truth over the audited steps (weighted): mean %s, variance %s, Monte Carlo noise floor (mean SE²) %s, correlation ceiling %s, resolved signs %s (%d audited steps); %d continuations dropped (env faults).\n\n",
@@ -178,12 +203,16 @@ func (r *Result) Markdown() string {
 	}
 	for _, m := range r.Metrics {
 		row := []string{m.Label}
-		for _, v := range m.ByStratum {
-			row = append(row, fmtNum(v))
+		for h, v := range m.ByStratum {
+			se := Num(math.NaN())
+			if h < len(m.ByStratumSE) {
+				se = m.ByStratumSE[h]
+			}
+			row = append(row, fmtSE(v, se))
 		}
 		rows = append(rows, row)
 	}
-	b.WriteString("Pearson r within each stratum (unweighted):\n\n")
+	b.WriteString("Pearson r within each stratum (unweighted) ± its bootstrap standard error:\n\n")
 	mdTable(&b, rows)
 
 	fmt.Fprintf(&b, "![estimates against the truth](%s.png)\n\n", rundir.AuditScatter)
@@ -205,6 +234,7 @@ func Definitions(s Settings) []string {
 		"Standard errors: SE(Q) = sd/√n of the continuations' returns (sd with n − 1), the same for V; SE(A) = √(SE(Q)² + SE(V)²).",
 		"Steps are drawn stratified by trajectory result (success, failure) × half (early: t < T/2, late) with equal allocation; every statistic weights a step by N_h/n_h (its stratum's batch steps per audited step), so that it estimates the statistic over all steps of the batch.",
 		"Pearson r and Spearman ρ (Pearson on mid-ranks, ties averaged) of the estimator's advantage with A, weighted.",
+		bootstrapDefinition(s),
 		fmt.Sprintf("Sign agreement: the weighted share of steps with |A| ≥ %g SE(A) on which the estimate has A's sign (an estimate of 0 never agrees).", s.Z),
 		"Scale c: the least-squares factor minimising Σ w (c·Â − A)²; MSE = Σ w (c·Â − A)² / Σ w; NMSE = MSE / (Σ w A² / Σ w): 1 is no better than predicting 0. The noise floor (mean SE(A)²) is part of every MSE.",
 		"Progress: the env's distance to success d (Info.Distance) fell from s_t to s_{t+1}, both known and neither a dead end. Slices: steps of failed trajectories that made progress; steps of successful trajectories that made none. Bias = mean c·Â − mean A on the slice.",
@@ -212,14 +242,25 @@ func Definitions(s Settings) []string {
 	}
 }
 
+// bootstrapDefinition defines the correlations' standard errors.
+func bootstrapDefinition(s Settings) string {
+	b := "a nonparametric bootstrap"
+	if s.Bootstrap > 0 {
+		b = fmt.Sprintf("a nonparametric bootstrap of %d resamples", s.Bootstrap)
+	}
+	return "± SE: the standard error of a correlation over the sampling of the audited steps, by " + b +
+		" (each resample draws, within every stratum, as many audited steps as it holds, with replacement, a step keeping its weight; SE = the standard deviation of the correlation over the resamples; seeded with the audit's seed). " +
+		"It is the sampling error over steps: the Monte Carlo noise of the truth, which attenuates every correlation (the correlation ceiling), is not part of it."
+}
+
 // WriteCheckpoints writes the metrics of several audits of one run (in iteration order) into
-// dir: checkpoints.csv and checkpoints.md (one row per checkpoint and estimator) and the line
-// plot checkpoints.png/.svg.
+// dir: checkpoints.csv and checkpoints.md (one row per checkpoint and estimator, the correlations
+// with their standard errors) and the line plot checkpoints.png/.svg.
 func WriteCheckpoints(dir string, results []*Result) error {
-	rows := [][]string{{"iter", "estimator", "pearson_r", "spearman_rho", "sign_agreement", "nmse", "batch_success", "truth_var", "noise_floor"}}
+	rows := [][]string{{"iter", "estimator", "pearson_r", "pearson_r_se", "spearman_rho", "spearman_rho_se", "sign_agreement", "nmse", "batch_success", "truth_var", "noise_floor"}}
 	for _, r := range results {
 		for _, m := range r.Metrics {
-			rows = append(rows, []string{strconv.Itoa(r.Iter), m.Label, fmtNum(m.Pearson), fmtNum(m.Spearman), fmtNum(m.Sign), fmtNum(m.NMSE),
+			rows = append(rows, []string{strconv.Itoa(r.Iter), m.Label, fmtNum(m.Pearson), fmtNum(m.PearsonSE), fmtNum(m.Spearman), fmtNum(m.SpearmanSE), fmtNum(m.Sign), fmtNum(m.NMSE),
 				strconv.FormatFloat(r.Batch.Success, 'f', 3, 64), fmtNum(r.Truth.Var), fmtNum(r.Truth.NoiseFloor)})
 		}
 	}

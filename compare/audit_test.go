@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -92,6 +93,28 @@ func TestWriteReportAuditSection(t *testing.T) {
 		t.Error("report.html lacks the audit section")
 	}
 
+	// An audit with standard errors: each correlation and its SE in one cell, in the audit
+	// section and in the brief of the why section.
+	withSE := "estimator,pearson_r,pearson_r_se,spearman_rho,spearman_rho_se,sign_agreement\ngrpo,0.120,0.045,0.100,0.050,0.610\ngraft-td,0.480,0.031,0.400,n/a,0.790\n"
+	if err := os.WriteFile(filepath.Join(rundir.AuditPath(audited.Dir), rundir.AuditTable), []byte(withSE), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	se := t.TempDir()
+	if err := WriteReport(se, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ = os.ReadFile(filepath.Join(se, ReportMarkdown))
+	for _, want := range []string{
+		"| estimator | pearson_r ± SE | spearman_rho ± SE | sign_agreement |",
+		"| grpo | 0.120 ± 0.045 | 0.100 ± 0.050 | 0.610 |",
+		"| graft-td | 0.480 ± 0.031 | 0.400 | 0.790 |",
+		"r 0.480 ± 0.031, sign 0.790",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md with audit SEs lacks %q", want)
+		}
+	}
+
 	// A malformed table is reported, not fatal.
 	if err := os.WriteFile(filepath.Join(rundir.AuditPath(audited.Dir), rundir.AuditTable), []byte("estimator\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,5 +126,20 @@ func TestWriteReportAuditSection(t *testing.T) {
 	md, _ = os.ReadFile(filepath.Join(bad, ReportMarkdown))
 	if !strings.Contains(string(md), "could not be read: no rows") {
 		t.Error("report.md does not say that the audit table is unreadable")
+	}
+}
+
+// mergeSE folds the _se columns into their values and leaves a table without them alone.
+func TestMergeSE(t *testing.T) {
+	old := table{head: []string{"estimator", "pearson_r"}, rows: [][]string{{"grpo", "0.120"}}}
+	if got := mergeSE(old); !reflect.DeepEqual(got, old) {
+		t.Errorf("a table without SEs became %+v", got)
+	}
+	in := table{head: []string{"estimator", "pearson_r", "pearson_r_se", "nmse", "nmse_other"},
+		rows: [][]string{{"grpo", "0.120", "0.045", "0.9", "x"}, {"graft", "n/a", "n/a", "1.0", "y"}, {"td", "0.300", "n/a", "0.5", "z"}}}
+	want := table{head: []string{"estimator", "pearson_r ± SE", "nmse", "nmse_other"},
+		rows: [][]string{{"grpo", "0.120 ± 0.045", "0.9", "x"}, {"graft", "n/a", "1.0", "y"}, {"td", "0.300", "0.5", "z"}}}
+	if got := mergeSE(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("mergeSE = %+v, want %+v", got, want)
 	}
 }

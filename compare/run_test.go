@@ -187,3 +187,32 @@ func TestFindAndLoadRuns(t *testing.T) {
 		t.Errorf("LoadRuns error %v should name both runs", err)
 	}
 }
+
+// The credit diagnostics a run writes with credit_diagnostics: true are est/ keys like the
+// estimator's: LoadRun averages each over the train lines that have it (est/wasted_success is
+// missing from the first line, an iteration without a success).
+func TestLoadRunCreditMeans(t *testing.T) {
+	dir := simpleRun("r").write(t, t.TempDir())
+	metrics := `{"type":"eval","iter":0,"env_steps":0,"eval/success":0}
+{"type":"train","iter":1,"env_steps":100,"tokens":300,"est/decision_share":0.5,"est/decision_steps":100,"est/wasted_fail":0.75,"est/fail_steps":100}
+{"type":"train","iter":2,"env_steps":200,"tokens":600,"est/decision_share":0.25,"est/decision_steps":98,"est/wasted_success":0.4,"est/success_steps":10,"est/wasted_fail":0.25,"est/fail_steps":88}
+{"type":"eval","iter":2,"env_steps":200,"eval/success":0.5}
+`
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(metrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"est/decision_share": 0.375, "est/decision_steps": 99,
+		"est/wasted_success": 0.4, "est/success_steps": 10,
+		"est/wasted_fail": 0.5, "est/fail_steps": 94,
+	}
+	for k, w := range want {
+		if v, ok := r.EstimatorMeans[k]; !ok || v != w {
+			t.Errorf("EstimatorMeans[%s] = %v (present %v), want %v", k, v, ok, w)
+		}
+	}
+}

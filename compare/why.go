@@ -80,6 +80,7 @@ func (c *Comparison) whySection() doc {
 		if _, ok := col["pearson_r"]; !ok {
 			continue
 		}
+		ise, hasSE := col["pearson_r"+seSuffix]
 		if head == nil {
 			head = []string{"audited run", "env"}
 			for _, row := range tab.rows {
@@ -91,7 +92,11 @@ func (c *Comparison) whySection() doc {
 			v := "—"
 			for _, tr := range tab.rows {
 				if tr[ie] == h {
-					v = fmt.Sprintf("r %s, sign %s", tr[ip], tr[is])
+					cell := tr[ip]
+					if hasSE {
+						cell = withSE(cell, tr[ise])
+					}
+					v = fmt.Sprintf("r %s, sign %s", cell, tr[is])
 				}
 			}
 			row = append(row, v)
@@ -100,7 +105,7 @@ func (c *Comparison) whySection() doc {
 	}
 	if len(rows) > 0 {
 		d = append(d, heading{3, "Advantage audit, in brief"},
-			para("Per audited checkpoint, each estimator's Pearson correlation r and sign agreement with the true step advantage A = Q − V, measured by Monte Carlo continuations (graftrl audit; the full tables are in the Advantage audit section below)."),
+			para("Per audited checkpoint, each estimator's Pearson correlation r (± its bootstrap standard error over the audited steps, where the audit has one) and sign agreement with the true step advantage A = Q − V, measured by Monte Carlo continuations (graftrl audit; the full tables are in the Advantage audit section below)."),
 			table{head: head, rows: rows})
 	}
 	if len(d) == 0 {

@@ -67,6 +67,13 @@ type Config struct {
 	Checkpoint CheckpointConfig `yaml:"checkpoint"`
 	// SaveBatches writes every k-th iteration's rollout batch to the run directory (0: never).
 	SaveBatches int `yaml:"save_batches"`
+	// CreditDiagnostics adds to every train line of metrics.jsonl how much step-level credit
+	// assignment the iteration's batch asks for: est/decision_share and est/decision_steps
+	// (graft.DecisionShare under graft.DefaultOptions, whatever the run's estimator, so that
+	// methods compare), and est/wasted_success, est/wasted_fail with est/success_steps,
+	// est/fail_steps (rollout.CountDetours, written only when the env reports distances). Off by
+	// default: runs without it write the metrics.jsonl they always did.
+	CreditDiagnostics bool `yaml:"credit_diagnostics"`
 	// Resume is "" (default: refuse to reuse a run directory) or "auto" (continue the run in the
 	// directory from its newest valid checkpoint, or start it when there is none).
 	Resume string `yaml:"resume"`
@@ -322,7 +329,7 @@ func (e *Error) Blame(file string, overrides []string) {
 
 // overrideOf returns the override (key.path=value) that a problem message is about, the last one
 // when several are: the message begins with its key (and a colon, or a dot and a key under it)
-// or quotes its key, or, for an env or estimator option (env.size=11), names the option
+// or quotes its key, or, for an env or estimator option (env.size=12), names the option
 // (`option "size"`, `option size`) and holds its value. It returns "" when the message is about
 // none of them.
 func overrideOf(msg string, overrides []string) string {

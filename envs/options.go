@@ -56,7 +56,7 @@ type OptionError struct {
 // Error formats the error as, for example,
 //
 //	env maze: unknown option "szie" (allowed: size, traps, walls)
-//	env maze: option "size": 9 is out of range (allowed 5..7)
+//	env maze: option "size": 12 is out of range (allowed 5..11)
 func (e *OptionError) Error() string {
 	if e.Reason == "" {
 		return fmt.Sprintf("env %s: unknown option %q (allowed: %s)", e.Env, e.Key, e.Allowed)

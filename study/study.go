@@ -13,18 +13,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/graftrl/graftrl/audit"
 	"github.com/graftrl/graftrl/bench"
+	"github.com/graftrl/graftrl/compare"
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/sweep"
 )
@@ -76,8 +79,12 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	m, err := c.Prepare()
+	// Every run's config and the audit section are checked before any work.
+	planned, err := c.Expand()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAuditMethods(c, planned); err != nil {
 		return nil, err
 	}
 	dir := c.Dir()
@@ -90,28 +97,37 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 		inv.CPUSeconds = selfCPU() - cpu0
 		return appendJSONLine(filepath.Join(dir, TimesFile), inv)
 	}
-
-	fmt.Fprintf(o.Log, "study %s: %d runs (%d envs) in %s, executor %s\n", m.Name, len(m.Runs), len(c.Bases), dir, c.Executor)
-	if c.Executor == sweep.ExecSlurm {
-		var job string
-		job, err = sweep.SubmitSlurm(ctx, dir, m, sweep.SlurmOptions{Binary: o.Binary, Wait: true, Out: o.Log})
-		if job != "" {
-			inv.Trained = 1
-		}
-	} else {
-		var res sweep.Result
-		res, err = sweep.RunLocal(ctx, dir, m, sweep.LocalOptions{Workers: c.Workers,
-			Launcher: sweep.Launcher{Binary: o.Binary, Out: o.Log, Metric: m.Compare.Metric}})
-		inv.Trained = res.Done
-	}
-	if err == nil && !o.NoAudit {
-		inv.Audited, err = audits(ctx, dir, m, o)
-	}
-	if err != nil {
-		if rerr := record(); rerr != nil {
-			fmt.Fprintf(o.Log, "study: %v\n", rerr)
+	fail := func(err error) (*sweep.Manifest, error) {
+		if _, serr := os.Stat(dir); serr == nil {
+			if rerr := record(); rerr != nil {
+				fmt.Fprintf(o.Log, "study: %v\n", rerr)
+			}
 		}
 		return nil, err
+	}
+
+	if tc := c.TuneSweep(); tc != nil {
+		res, trained, err := tune(ctx, tc, c, o)
+		inv.Trained += trained
+		if err != nil {
+			return fail(err)
+		}
+		if c, err = c.WithChoice(res.Chosen); err != nil {
+			return fail(err)
+		}
+	}
+	m, err := c.Prepare()
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(o.Log, "study %s: %d runs (%d bases) in %s, executor %s\n", m.Name, len(m.Runs), len(c.Bases), dir, c.Executor)
+	trained, err := execute(ctx, c, m, o)
+	inv.Trained += trained
+	if err == nil && !o.NoAudit {
+		inv.Audited, err = audits(ctx, dir, c, m, o)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	inv.Finished = true
 	if err := record(); err != nil {
@@ -120,34 +136,129 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 	return m, nil
 }
 
-// audits audits, per environment, a mid-training checkpoint of the baseline's run with the
-// lowest seed (the checkpoint nearest to half its iterations), into <run>/audit; an audit that
-// already exists is kept. It returns the number of audits made.
-func audits(ctx context.Context, dir string, m *sweep.Manifest, o Options) (int, error) {
-	base := m.Compare.Baseline
-	if base == "" {
-		base = "grpo"
+// execute trains the unfinished runs of m, the prepared sweep c, with c's executor (under
+// Slurm it submits one job array and waits for it). It returns the runs trained (under Slurm:
+// 1 when an array was submitted).
+func execute(ctx context.Context, c *sweep.Config, m *sweep.Manifest, o Options) (int, error) {
+	if c.Executor == sweep.ExecSlurm {
+		job, err := sweep.SubmitSlurm(ctx, c.Dir(), m, sweep.SlurmOptions{Binary: o.Binary, Wait: true, Out: o.Log})
+		if job != "" {
+			return 1, err
+		}
+		return 0, err
 	}
-	chosen := map[string]sweep.Run{}
+	res, err := sweep.RunLocal(ctx, c.Dir(), m, sweep.LocalOptions{Workers: c.Workers,
+		Launcher: sweep.Launcher{Binary: o.Binary, Out: o.Log, Metric: m.Compare.Metric}})
+	return res.Done, err
+}
+
+// tune trains the tuning sweep tc of the study c, applies the rule and writes the result to
+// the study directory (sweep.TuneFile). It returns the result and the runs trained.
+func tune(ctx context.Context, tc, c *sweep.Config, o Options) (*sweep.TuneResult, int, error) {
+	m, err := tc.Prepare()
+	if err != nil {
+		return nil, 0, err
+	}
+	fmt.Fprintf(o.Log, "study %s: selecting %s among %s on seeds %v: %d tuning runs in %s\n",
+		c.Name, c.Tune.Key, strings.Join(c.Tune.Values, ", "), c.Tune.Seeds, len(m.Runs), tc.Dir())
+	trained, err := execute(ctx, tc, m, o)
+	if err != nil {
+		return nil, trained, fmt.Errorf("study: tuning: %w", err)
+	}
+	metric := cmp.Or(c.Tune.Metric, c.Compare.Metric, compare.DefaultMetric)
+	scores := map[string]map[string][]float64{}
+	var methods []string
 	for _, r := range m.Runs {
-		if r.Method != base {
+		variant, value := paramOf(r, "variant"), paramOf(r, c.Tune.Key)
+		run, err := compare.LoadRun(filepath.Join(tc.Dir(), r.RunPath()))
+		if err != nil {
+			return nil, trained, fmt.Errorf("study: tuning: %w", err)
+		}
+		v, err := run.Final(metric)
+		if err != nil {
+			return nil, trained, fmt.Errorf("study: tuning: %w", err)
+		}
+		if scores[variant] == nil {
+			scores[variant] = map[string][]float64{}
+			methods = append(methods, variant)
+		}
+		scores[variant][value] = append(scores[variant][value], v)
+	}
+	t := c.Tune
+	t.Metric = metric
+	res, err := t.Choose(methods, scores)
+	if err != nil {
+		return nil, trained, err
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, trained, err
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir(), sweep.TuneFile), append(data, '\n'), 0o644); err != nil {
+		return nil, trained, fmt.Errorf("study: %w", err)
+	}
+	for _, meth := range methods {
+		fmt.Fprintf(o.Log, "study %s: %s chose %s=%s\n", c.Name, meth, c.Tune.Key, res.Chosen[meth])
+	}
+	return res, trained, nil
+}
+
+// paramOf is the value of the run's grid parameter key ("" when it has none).
+func paramOf(r sweep.Run, key string) string {
+	for _, p := range r.Params {
+		if p.Key == key {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// checkAuditMethods refuses an audit section naming a method the study does not have.
+func checkAuditMethods(c *sweep.Config, runs []sweep.Run) error {
+	var methods []string
+	for _, r := range runs {
+		if !slices.Contains(methods, r.Method) {
+			methods = append(methods, r.Method)
+		}
+	}
+	for i, meth := range c.Audit.Methods {
+		if !slices.Contains(methods, meth) {
+			return &config.Error{File: c.File, Msg: fmt.Sprintf("audit.methods[%d]: %q is not a method of the study (allowed: %s)", i, meth, strings.Join(methods, ", "))}
+		}
+	}
+	return nil
+}
+
+// audits audits a mid-training checkpoint (the one nearest to half its iterations) of the
+// lowest-seed run of each audited method on each audited base, into <run>/audit: by default
+// the compare baseline's run per base, else those the config's audit section names. An audit
+// that already exists is kept. It returns the number of audits made.
+func audits(ctx context.Context, dir string, c *sweep.Config, m *sweep.Manifest, o Options) (int, error) {
+	methods := c.Audit.Methods
+	if len(methods) == 0 {
+		methods = []string{cmp.Or(m.Compare.Baseline, "grpo")}
+	}
+	steps, mc := cmp.Or(c.Audit.Steps, o.AuditSteps), cmp.Or(c.Audit.MC, o.AuditMC)
+	type cell struct{ env, method string }
+	chosen := map[cell]sweep.Run{}
+	for _, r := range m.Runs {
+		if !slices.Contains(methods, r.Method) || !c.Audit.Covers(r.Env, r.Base) {
 			continue
 		}
-		if old, ok := chosen[r.Env]; !ok || r.Seed < old.Seed {
-			chosen[r.Env] = r
+		k := cell{r.Env, r.Method}
+		if old, ok := chosen[k]; !ok || r.Seed < old.Seed {
+			chosen[k] = r
 		}
 	}
-	envs := make([]string, 0, len(chosen))
-	for env := range chosen {
-		envs = append(envs, env)
-	}
-	sort.Strings(envs)
+	cells := slices.SortedFunc(maps.Keys(chosen), func(a, b cell) int {
+		return cmp.Or(strings.Compare(a.env, b.env), slices.Index(methods, a.method)-slices.Index(methods, b.method))
+	})
 	done := 0
-	for _, env := range envs {
+	for _, k := range cells {
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
-		r := chosen[env]
+		r := chosen[k]
 		run := filepath.Join(dir, r.RunPath())
 		out := rundir.AuditPath(run)
 		if _, err := os.Stat(filepath.Join(out, rundir.AuditJSON)); err == nil {
@@ -157,9 +268,9 @@ func audits(ctx context.Context, dir string, m *sweep.Manifest, o Options) (int,
 		if err != nil {
 			return done, fmt.Errorf("study: audit of %s: %w", r.Name, err)
 		}
-		fmt.Fprintf(o.Log, "study: auditing %s at %s (%d steps, %d continuations each)\n", r.Name, filepath.Base(ckpt), o.AuditSteps, o.AuditMC)
+		fmt.Fprintf(o.Log, "study: auditing %s at %s (%d steps, %d continuations each)\n", r.Name, filepath.Base(ckpt), steps, mc)
 		if _, err := audit.AuditRun(audit.RunOptions{Run: run, Checkpoint: ckpt, Out: out,
-			Audit: audit.Options{Steps: o.AuditSteps, MC: o.AuditMC, Gamma: audit.DefaultGamma, Seed: 1, Slots: audit.DefaultSlots, Log: io.Discard}}); err != nil {
+			Audit: audit.Options{Steps: steps, MC: mc, Gamma: audit.DefaultGamma, Seed: 1, Slots: audit.DefaultSlots, Log: io.Discard}}); err != nil {
 			return done, fmt.Errorf("study: audit of %s: %w", r.Name, err)
 		}
 		done++
@@ -224,7 +335,21 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 	}
 	var runCPU, runWall float64
 	var hosts []string
-	for _, st := range sweep.Statuses(dir, m, m.Compare.Metric) {
+	nRuns := len(m.Runs)
+	statuses := sweep.Statuses(dir, m, m.Compare.Metric)
+	tuneNote, err := tuneNote(dir)
+	if err != nil {
+		return nil, err
+	}
+	if tuneNote != "" {
+		tm, err := sweep.LoadManifest(sweep.TunePath(dir))
+		if err != nil {
+			return nil, err
+		}
+		statuses = append(statuses, sweep.Statuses(sweep.TunePath(dir), tm, tm.Compare.Metric)...)
+		nRuns += len(tm.Runs)
+	}
+	for _, st := range statuses {
 		if a := st.Attempt; a != nil {
 			runCPU += a.CPUSeconds
 			if a.Ended != nil {
@@ -238,12 +363,47 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 	mc := bench.ProbeMachine()
 	notes := []string{
 		fmt.Sprintf("Time: the study took %s of wall clock in %d invocation(s) of graftrl study that trained or audited (re-runs that only rewrote the report are not counted) and %s of CPU time (%s in the %d training processes, SFT warm starts included; %s in the study process: audits and reports). The training processes' own wall times add up to %s.",
-			hm(wall), parts, hm(runCPU+selfCPU), hm(runCPU), len(m.Runs), hm(selfCPU), hm(runWall)),
+			hm(wall), parts, hm(runCPU+selfCPU), hm(runCPU), nRuns, hm(selfCPU), hm(runWall)),
 		fmt.Sprintf("Machine: %s, %d cores (SIMD %s), %s/%s, %s; runs trained on host(s) %s.",
 			mc.CPU, mc.Cores, mc.SIMD, runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(hosts, ", ")),
 		buildNote(builds, build),
 	}
+	if tuneNote != "" {
+		notes = append([]string{tuneNote}, notes...)
+	}
 	return notes, nil
+}
+
+// tuneNote describes the study's selection (sweep.TuneFile in dir); "" when it made none.
+func tuneNote(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, sweep.TuneFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	var res sweep.TuneResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return "", fmt.Errorf("%s: invalid JSON: %v", filepath.Join(dir, sweep.TuneFile), err)
+	}
+	where := "every base"
+	if len(res.Bases) > 0 {
+		where = "the base(s) " + strings.Join(res.Bases, ", ")
+	}
+	var per []string
+	for _, meth := range slices.Sorted(maps.Keys(res.Chosen)) {
+		var means []string
+		for _, v := range res.Values {
+			means = append(means, fmt.Sprintf("%s %.3f", v, res.Scores[meth][v]))
+		}
+		per = append(per, fmt.Sprintf("%s **%s** (%s)", meth, res.Chosen[meth], strings.Join(means, ", ")))
+	}
+	seeds := make([]string, len(res.Seeds))
+	for i, s := range res.Seeds {
+		seeds[i] = strconv.FormatUint(s, 10)
+	}
+	return fmt.Sprintf("Selection: %s was chosen per method among %s on the tuning seeds %s (never evaluation seeds) on %s, by the rule written in the config before the evaluation runs (%s: the highest mean final %s over the tuning runs, the first listed on a tie). Chosen, with each value's mean: %s.",
+		res.Key, strings.Join(res.Values, ", "), strings.Join(seeds, ", "), where, res.Rule, res.Metric, strings.Join(per, "; ")), nil
 }
 
 // unrecordedBuild stands for a TimesFile line without a build.

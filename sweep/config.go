@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,6 +60,11 @@ type Config struct {
 	Slurm SlurmConfig
 	// Compare configures `graftrl compare` on the sweep directory.
 	Compare CompareConfig
+	// Tune is a selection of one hyper-parameter per method on tuning seeds, made before the
+	// runs (graftrl study; empty: none).
+	Tune Tune
+	// Audit chooses the runs a study audits (empty: the baseline's, per base).
+	Audit AuditConfig
 }
 
 // Axis is one key of the grid with its values.
@@ -88,6 +94,10 @@ type Base struct {
 	// Set holds key.path=value overrides applied to this base before the grid's values (a
 	// shorter budget for one env of a study, say).
 	Set []string `yaml:"set"`
+	// Label, when given, stands for the env in the names of the base's runs and in
+	// comparisons (maze9-cap3), so that several bases of one env (a difficulty axis) stay
+	// apart; empty: the env's name.
+	Label string `yaml:"label"`
 }
 
 // Variant is a named set of overrides, compared as the method Label.
@@ -166,6 +176,8 @@ type file struct {
 	Workers  int           `yaml:"workers"`
 	Slurm    SlurmConfig   `yaml:"slurm"`
 	Compare  CompareConfig `yaml:"compare"`
+	Tune     Tune          `yaml:"tune"`
+	Audit    AuditConfig   `yaml:"audit"`
 }
 
 // Parse is Load on bytes; path names the file in errors and anchors the base config's path.
@@ -186,7 +198,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		return fail("%v", err)
 	}
 	c := &Config{File: path, Name: f.Name, OutDir: f.OutDir, Variants: f.Variants, Set: f.Set,
-		Executor: f.Executor, Workers: f.Workers, Slurm: f.Slurm, Compare: f.Compare}
+		Executor: f.Executor, Workers: f.Workers, Slurm: f.Slurm, Compare: f.Compare, Tune: f.Tune, Audit: f.Audit}
 	if f.Base != "" {
 		c.Bases = []Base{{Config: f.Base}}
 	}
@@ -227,6 +239,12 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 			return fmt.Errorf("bases[%d]: %q is listed twice with the same set", i, b.Config)
 		}
 		configs[key] = true
+		if b.Label != "" && !safeName.MatchString(b.Label) {
+			return fmt.Errorf("bases[%d].label: %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", i, b.Label)
+		}
+		if j := slices.IndexFunc(c.Bases[:i], func(o Base) bool { return o.Label == b.Label }); b.Label != "" && j >= 0 {
+			return fmt.Errorf("bases[%d].label: %q is also the label of bases[%d] (each base's label must be its own)", i, b.Label, j)
+		}
 		for _, s := range b.Set {
 			if err := checkOverride(s); err != nil {
 				return fmt.Errorf("bases[%d].set: %q: %v", i, s, err)
@@ -299,6 +317,12 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 		}
 	}
 	if err := c.Slurm.validate(); err != nil {
+		return err
+	}
+	if err := c.Tune.validate(c); err != nil {
+		return err
+	}
+	if err := c.Audit.validate(c); err != nil {
 		return err
 	}
 	return c.Compare.validate()
@@ -425,7 +449,7 @@ func parseBases(items []yaml.Node) ([]Base, error) {
 			continue
 		}
 		if it.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value]}", at)
+			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value], label: NAME}", at)
 		}
 		var b Base
 		if err := strict.DecodeAt(it, at, &b); err != nil {

@@ -69,7 +69,7 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 // Every mistake is a *config.Error (exit status 2) naming the key, the value and what is allowed.
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: base, bases, compare, executor, grid, name, out_dir, set, slurm, variants, workers)`},
+		{"name: x\nbase: b\nbogus: 1\n", `unknown key "bogus" (allowed at the top level: audit, base, bases, compare, executor, grid, name, out_dir, set, slurm, tune, variants, workers)`},
 		{"base: b\n", "name: a sweep name is required"},
 		{"name: a/b\nbase: b\n", `name: "a/b" is not allowed`},
 		{"name: x\n", "base: the base training config is required"},

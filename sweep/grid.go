@@ -194,7 +194,7 @@ func (c *Config) Each(fn func(Run) error) error {
 		if len(bases) > 1 {
 			r.Base = b.Config
 		}
-		c.nameRun(&r, axes, pick, &cfg)
+		c.nameRun(&r, b.Label, axes, pick, &cfg)
 		if r.Method != inferredMethod(&cfg) {
 			ov = append(ov, "label="+r.Method)
 			cfg.Label = r.Method
@@ -233,11 +233,11 @@ func (c *Config) Each(fn func(Run) error) error {
 }
 
 // nameRun sets the run's Env, Method and Name from its grid values:
-// <env>-<method>-s<seed>[-key=value…]. The env part is the env axis's value (or the base's
-// env); the method part is the variant's label, else the label axis's value, else the
+// <env>-<method>-s<seed>[-key=value…]. The env part is the env axis's value, else the base's
+// label, else the base's env; the method part is the variant's label, else the label axis's value, else the
 // estimator axis's value, else the base's label or estimator. Every other axis adds key=value,
 // in axis order, to both the name and the method, so that a comparison keeps them apart.
-func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *config.Config) {
+func (c *Config) nameRun(r *Run, label string, axes []axis, pick []int, cfg *config.Config) {
 	find := func(key string) int {
 		for k, ax := range axes {
 			if ax.key == key {
@@ -248,6 +248,9 @@ func (c *Config) nameRun(r *Run, axes []axis, pick []int, cfg *config.Config) {
 	}
 	used := map[int]bool{}
 	env := slug(cfg.Env.Name)
+	if label != "" {
+		env = label
+	}
 	if k := find("env"); k >= 0 {
 		env, used[k] = axes[k].values[pick[k]].Slug, true
 	}

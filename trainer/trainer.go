@@ -82,6 +82,8 @@ type Trainer struct {
 	// initPath and initSHA are the directory the initial weights came from (policy.init or the
 	// warm start) and the SHA-256 of its checkpoint; empty for random initial weights.
 	initPath, initSHA string
+	// creditWarned says a credit_diagnostics failure has been logged (it is logged once).
+	creditWarned bool
 	// afterIteration is a test hook run after each iteration's checkpoint.
 	afterIteration func()
 
@@ -562,8 +564,10 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 		}
 	}
 
-	t1 := time.Now()
 	valid := validTrajectories(batch)
+	t.addCreditDiagnostics(valid, m) // credit_diagnostics: reads the batch, draws nothing
+
+	t1 := time.Now()
 	adv, diag := t.est.Estimate(valid)
 	tEstimate := time.Since(t1)
 	for k, v := range diag {

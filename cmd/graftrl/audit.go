@@ -33,6 +33,7 @@ stratified by trajectory result and half, and measure each step's true advantage
 --mc continuations of its exact context that take the recorded action (Q) and --mc that let the
 policy choose (V). Writes audit.json, audit.md, table.csv, summary.txt and scatter.png/.svg to
 <run>/audit (or --out); with --checkpoints all, every checkpoint and the metrics over training.
+Correlations are printed ± their bootstrap standard error over the audited steps.
 The definitions are in audit.md and in the audit package's documentation.`,
 		Example: `  # the newest checkpoint of the quickstart run (graftrl train --config configs/quickstart.yaml)
   graftrl audit --run runs/quickstart
@@ -99,7 +100,7 @@ func auditRun(o *auditOptions) error {
 	fmt.Fprintln(o.stdout, r.Summary())
 	fmt.Fprintln(o.stdout)
 	tw := tabwriter.NewWriter(o.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, row := range r.Table() {
+	for _, row := range r.ReportTable() {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()

@@ -25,10 +25,13 @@ type studyOptions struct {
 	workers    int
 	auditSteps int
 	auditMC    int
-	noAudit    bool
-	binary     string // graftrl executable the runs use (default: this one)
-	command    string
-	out1, log  io.Writer
+	// auditFlags records that --audit-steps or --audit-mc were given: they then override the
+	// config's audit section.
+	auditStepsSet, auditMCSet bool
+	noAudit                   bool
+	binary                    string // graftrl executable the runs use (default: this one)
+	command                   string
+	out1, log                 io.Writer
 }
 
 func newStudyCmd() *cobra.Command {
@@ -57,6 +60,7 @@ stopped, and a finished one only rewrites its report.
 		Args: noArgs("--config"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out1, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.auditStepsSet, o.auditMCSet = cmd.Flags().Changed("audit-steps"), cmd.Flags().Changed("audit-mc")
 			o.command = commandLineOf(cmd, []string{"config", "executor", "out", "report", "workers", "audit-steps", "audit-mc", "no-audit"})
 			ctx, stop := interruptContext(cmd.Context(), o.log)
 			defer stop()
@@ -69,8 +73,8 @@ stopped, and a finished one only rewrites its report.
 	f.StringVar(&o.out, "out", "", "study directory (default: the config's out_dir/name)")
 	f.StringVar(&o.report, "report", "", "report directory (default: the study directory's report/)")
 	f.IntVar(&o.workers, "workers", -1, "local executor: runs at once (0: one per core; default: the config's workers)")
-	f.IntVar(&o.auditSteps, "audit-steps", 120, "steps audited per environment")
-	f.IntVar(&o.auditMC, "audit-mc", 16, "Monte Carlo continuations per Q and per V in the audits")
+	f.IntVar(&o.auditSteps, "audit-steps", 120, "steps audited per run (overrides the config's audit.steps)")
+	f.IntVar(&o.auditMC, "audit-mc", 16, "Monte Carlo continuations per Q and per V in the audits (overrides audit.mc)")
 	f.BoolVar(&o.noAudit, "no-audit", false, "skip the advantage audits")
 	return cmd
 }
@@ -109,6 +113,12 @@ func studyRun(ctx context.Context, o *studyOptions) error {
 	}
 	if o.workers >= 0 {
 		c.Workers = o.workers
+	}
+	if o.auditStepsSet {
+		c.Audit.Steps = o.auditSteps
+	}
+	if o.auditMCSet {
+		c.Audit.MC = o.auditMC
 	}
 	m, err := study.Run(ctx, c, study.Options{Binary: o.binary, AuditSteps: o.auditSteps, AuditMC: o.auditMC,
 		NoAudit: o.noAudit, Build: versionString(), Log: o.log})

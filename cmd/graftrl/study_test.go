@@ -276,3 +276,91 @@ func treeHashes(t *testing.T, root string) map[string][32]byte {
 	}
 	return out
 }
+
+// A study with a selection: two bases of one env told apart by their labels, two variants, the
+// learning rate chosen per variant on a tuning seed the evaluation never uses, by the rule
+// (the highest final metric; the first value on a tie), recomputed here from the tuning runs'
+// metrics.jsonl; the choice is in every evaluation run's config and in the report; the audit
+// section audits each method on the base it names only.
+func TestStudyTune(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	sweepYAML := `name: tuned
+bases:
+  - {config: maze.yaml, label: short, set: [env.turn_cap_factor=1.5]}
+  - {config: maze.yaml, label: long, set: [env.turn_cap_factor=3]}
+grid:
+  seed: [1]
+variants:
+  - {label: grpo, set: [estimator=grpo]}
+  - {label: graft-td, set: [estimator=graft, estimator.mode=td]}
+set: [iterations=2, tasks.per_iter=2]
+tune: {key: optim.lr, values: [0.01, 0.0001], seeds: [101], bases: [long], metric: eval/heldout/greedy/return}
+audit: {methods: [grpo, graft-td], bases: [short], steps: 4, mc: 2}
+compare: {metric: eval/heldout/success, baseline: grpo, final: common-budget}
+`
+	for name, body := range map[string]string{"maze.yaml": studyMaze, "study.yaml": sweepYAML} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sd := filepath.Join(dir, "out", "tuned")
+	var log, out bytes.Buffer
+	o := &studyOptions{config: filepath.Join(dir, "study.yaml"), out: sd, workers: 1, auditSteps: 120, auditMC: 16,
+		binary: bin, command: "graftrl study (test)", out1: &out, log: &log}
+	if err := studyRun(context.Background(), o); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	final := func(run string) float64 {
+		data, err := os.ReadFile(filepath.Join(run, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := math.NaN()
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var row map[string]any
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			if row["type"] == "eval" {
+				v = row["eval/heldout/greedy/return"].(float64)
+			}
+		}
+		return v
+	}
+	var res struct {
+		Chosen map[string]string `json:"chosen"`
+	}
+	data, err := os.ReadFile(filepath.Join(sd, "tune.json"))
+	if err != nil || json.Unmarshal(data, &res) != nil {
+		t.Fatalf("tune.json: %v\n%s", err, data)
+	}
+	for _, m := range []string{"grpo", "graft-td"} {
+		hi := final(filepath.Join(sd, "tune", "runs", "long-"+m+"-s101-optim.lr=0.01"))
+		lo := final(filepath.Join(sd, "tune", "runs", "long-"+m+"-s101-optim.lr=0.0001"))
+		want := "0.01"
+		if lo > hi {
+			want = "0.0001"
+		}
+		if res.Chosen[m] != want {
+			t.Errorf("%s: chose %s with finals 0.01→%g, 0.0001→%g; want %s", m, res.Chosen[m], hi, lo, want)
+		}
+		for _, base := range []string{"short", "long"} {
+			cfg, err := os.ReadFile(filepath.Join(sd, "runs", base+"-"+m+"-s1", "config.yaml"))
+			if err != nil || !strings.Contains(string(cfg), "lr: "+want+"\n") {
+				t.Errorf("%s-%s-s1: config without lr %s (%v)", base, m, want, err)
+			}
+			_, err = os.Stat(filepath.Join(sd, "runs", base+"-"+m+"-s1", "audit", "audit.json"))
+			if audited := err == nil; audited != (base == "short") {
+				t.Errorf("%s-%s-s1: audited %v, want %v", base, m, audited, base == "short")
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sd, "tune", "runs", "short-grpo-s101-optim.lr=0.01")); err == nil {
+		t.Error("tuned on a base outside tune.bases")
+	}
+	report, err := os.ReadFile(filepath.Join(sd, "report", "report.md"))
+	if err != nil || !strings.Contains(string(report), "Selection: optim.lr was chosen per method among 0.01, 0.0001 on the tuning seeds 101") {
+		t.Errorf("report without the selection note (%v)", err)
+	}
+}

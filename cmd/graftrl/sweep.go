@@ -96,6 +96,9 @@ func sweepRun(ctx context.Context, o *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if c.Tune.On() && !o.dryRun {
+		return &usageError{fmt.Sprintf("sweep: %s has a tune section, which graftrl study runs before the runs (the runs' %s depends on it); run graftrl study --config %s", o.config, c.Tune.Key, o.config)}
+	}
 	if o.executor != "" {
 		if o.executor != sweep.ExecLocal && o.executor != sweep.ExecSlurm {
 			return &usageError{fmt.Sprintf("sweep: --executor %q is not allowed (allowed: local, slurm)", o.executor)}

@@ -1,6 +1,6 @@
 // Package grid holds what the grid environments (maze, keydoor, frozenlake, sokoban) share: the
-// four moves and their action words, the position words r0..r6 and c0..c6, the cell state keys
-// r0c0..r6c6, the drawing frame of Render, the list of valid moves and the shortest-path expert
+// four moves and their action words, the position words r0..r10 and c0..c10, the cell state keys
+// r0c0..r10c10, the drawing frame of Render, the list of valid moves and the shortest-path expert
 // move built on each env's own move rule, the draw of distinct cells of a layout generator
 // (CellDraw), the size note of option errors (SizeNote) and the per-task step cap of
 // turn_cap_factor (TurnCap, CheckTurnCapFactor). Each env keeps its own cells, layout and
@@ -17,8 +17,9 @@ import (
 	"github.com/graftrl/graftrl/envs"
 )
 
-// MaxSide is the largest grid side the position words cover.
-const MaxSide = 8
+// MaxSide is the largest grid side the position words and cell keys cover (maze and keydoor go up
+// to 11).
+const MaxSide = 11
 
 // Direction is a move of the agent, in the order the envs list neighbours in observations.
 type Direction int
@@ -69,41 +70,85 @@ func ParseDirection(text string) (Direction, bool) {
 	return 0, false
 }
 
-// Constant strings sliced by index, because substrings of constants do not allocate.
+// Constant strings sliced by index, because substrings of constants do not allocate. Each word
+// or key sits in a fixed-width slot, padded with spaces, so that its place is a multiple of its
+// index; the one- and two-digit rows and columns then share one layout.
 const (
-	// rowWords and colWords hold the words r0..r7 and c0..c7, two bytes each.
-	rowWords = "r0r1r2r3r4r5r6r7"
-	colWords = "c0c1c2c3c4c5c6c7"
-	// cellKeys holds the state keys r0c0..r7c7, four bytes each, row-major.
-	cellKeys = "r0c0r0c1r0c2r0c3r0c4r0c5r0c6r0c7r1c0r1c1r1c2r1c3r1c4r1c5r1c6r1c7r2c0r2c1r2c2r2c3r2c4" +
-		"r2c5r2c6r2c7r3c0r3c1r3c2r3c3r3c4r3c5r3c6r3c7r4c0r4c1r4c2r4c3r4c4r4c5r4c6r4c7r5c0r5c1" +
-		"r5c2r5c3r5c4r5c5r5c6r5c7r6c0r6c1r6c2r6c3r6c4r6c5r6c6r6c7r7c0r7c1r7c2r7c3r7c4r7c5r7c6" +
-		"r7c7"
+	// rowWords and colWords hold the words r0..r10 and c0..c10, one 3-byte slot each.
+	rowWords = "r0 r1 r2 r3 r4 r5 r6 r7 r8 r9 r10"
+	colWords = "c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10"
+	// cellKeys holds the state keys r0c0..r10c10, one 6-byte slot each, row-major.
+	cellKeys = "r0c0  r0c1  r0c2  r0c3  r0c4  r0c5  r0c6  r0c7  r0c8  r0c9  r0c10 " +
+		"r1c0  r1c1  r1c2  r1c3  r1c4  r1c5  r1c6  r1c7  r1c8  r1c9  r1c10 " +
+		"r2c0  r2c1  r2c2  r2c3  r2c4  r2c5  r2c6  r2c7  r2c8  r2c9  r2c10 " +
+		"r3c0  r3c1  r3c2  r3c3  r3c4  r3c5  r3c6  r3c7  r3c8  r3c9  r3c10 " +
+		"r4c0  r4c1  r4c2  r4c3  r4c4  r4c5  r4c6  r4c7  r4c8  r4c9  r4c10 " +
+		"r5c0  r5c1  r5c2  r5c3  r5c4  r5c5  r5c6  r5c7  r5c8  r5c9  r5c10 " +
+		"r6c0  r6c1  r6c2  r6c3  r6c4  r6c5  r6c6  r6c7  r6c8  r6c9  r6c10 " +
+		"r7c0  r7c1  r7c2  r7c3  r7c4  r7c5  r7c6  r7c7  r7c8  r7c9  r7c10 " +
+		"r8c0  r8c1  r8c2  r8c3  r8c4  r8c5  r8c6  r8c7  r8c8  r8c9  r8c10 " +
+		"r9c0  r9c1  r9c2  r9c3  r9c4  r9c5  r9c6  r9c7  r9c8  r9c9  r9c10 " +
+		"r10c0 r10c1 r10c2 r10c3 r10c4 r10c5 r10c6 r10c7 r10c8 r10c9 r10c10"
 )
 
-// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r7".
-func RowWord(r int) string { return rowWords[2*r : 2*r+2] }
+// The constants cover exactly MaxSide rows and columns, and a cell index fits the byte of
+// Distances's queue: otherwise a constant below goes negative or overflows, which does not compile.
+const (
+	_ = uint(len(rowWords) - 3*MaxSide)
+	_ = uint(3*MaxSide - len(rowWords))
+	_ = uint(len(colWords) - 3*MaxSide)
+	_ = uint(3*MaxSide - len(colWords))
+	_ = uint(len(cellKeys) - 6*MaxSide*MaxSide)
+	_ = uint(6*MaxSide*MaxSide - len(cellKeys))
+	_ = uint8(MaxSide*MaxSide - 1)
+)
 
-// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c7".
-func ColWord(c int) string { return colWords[2*c : 2*c+2] }
+// wordLen is the length of the position word of row or column n: 2 up to 9 ("r9"), 3 from 10.
+func wordLen(n int) int {
+	if n >= 10 {
+		return 3
+	}
+	return 2
+}
 
-// CellKey returns the state key of the cell at row r, column c: "r<R>c<C>".
-func CellKey(r, c int) string { i := 4 * (r*MaxSide + c); return cellKeys[i : i+4] }
+// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r10".
+func RowWord(r int) string { return rowWords[3*r : 3*r+wordLen(r)] }
 
-// Render draws a size×size grid for people, one row per line under a header of column numbers;
-// at(r, c) gives the character of each cell.
+// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c10".
+func ColWord(c int) string { return colWords[3*c : 3*c+wordLen(c)] }
+
+// CellKey returns the state key of the cell at row r, column c (0 ≤ r, c < MaxSide): "r<R>c<C>",
+// such as "r2c3" or "r10c3" (the letters keep two-digit rows and columns apart).
+func CellKey(r, c int) string {
+	i := 6 * (r*MaxSide + c)
+	return cellKeys[i : i+wordLen(r)+wordLen(c)]
+}
+
+// Render draws a size×size grid (size ≤ MaxSide) for people, one row per line under a header of
+// column numbers; at(r, c) gives the character of each cell. From size 11 on, where rows and
+// columns reach two digits, row labels and columns are one character wider.
 func Render(size int, at func(r, c int) byte) string {
+	pad := func(b *strings.Builder, n int) {
+		for range n {
+			b.WriteByte(' ')
+		}
+	}
+	wide := 0
+	if size > 10 {
+		wide = 1
+	}
 	var b strings.Builder
-	b.WriteString("  ")
+	pad(&b, 2+wide)
 	for c := range size {
-		b.WriteByte(' ')
-		b.WriteByte(byte('0' + c))
+		pad(&b, 1+wide+2-wordLen(c))
+		b.WriteString(strconv.Itoa(c))
 	}
 	for r := range size {
-		b.WriteString("\nr")
-		b.WriteByte(byte('0' + r))
+		b.WriteByte('\n')
+		b.WriteString(RowWord(r))
+		pad(&b, wide+2-wordLen(r))
 		for c := range size {
-			b.WriteByte(' ')
+			pad(&b, 1+wide)
 			b.WriteByte(at(r, c))
 		}
 	}
@@ -142,18 +187,18 @@ func Distances(dist []int8, goal, size, stride int, passable func(j int) bool) {
 	for i := range dist {
 		dist[i] = Unreachable
 	}
-	var queue [MaxSide * MaxSide]int
-	queue[0] = goal
+	var queue [MaxSide * MaxSide]uint8 // cell indices, below MaxSide² (checked at compile time)
+	queue[0] = uint8(goal)
 	dist[goal] = 0
 	for head, tail := 0, 1; head < tail; head++ {
-		i := queue[head]
+		i := int(queue[head])
 		for d := range NumDirections {
 			j, ok := Neighbour(i, d, size, stride)
 			if !ok || dist[j] != Unreachable || !passable(j) {
 				continue
 			}
 			dist[j] = dist[i] + 1
-			queue[tail] = j
+			queue[tail] = uint8(j)
 			tail++
 		}
 	}
@@ -259,4 +304,14 @@ func CheckTurnCapFactor(env string, f float64, size, longest, limit int, maxTurn
 			Allowed: "one of max_turns and turn_cap_factor"}
 	}
 	return nil
+}
+
+// DefaultsBySize lists an option's default for every side from lo to hi, for an env's option
+// docs: "4, 6, 8 (size 5..7)".
+func DefaultsBySize(lo, hi int, at func(size int) int) string {
+	parts := make([]string, 0, hi-lo+1)
+	for size := lo; size <= hi; size++ {
+		parts = append(parts, strconv.Itoa(at(size)))
+	}
+	return fmt.Sprintf("%s (size %d..%d)", strings.Join(parts, ", "), lo, hi)
 }

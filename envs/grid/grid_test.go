@@ -1,6 +1,11 @@
 package grid
 
-import "testing"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParseDirection(t *testing.T) {
 	tests := []struct {
@@ -58,5 +63,125 @@ func TestRender(t *testing.T) {
 	got := Render(2, func(r, c int) byte { return "ab"[c] + byte(2*r) })
 	if want := "   0 1\nr0 a b\nr1 c d\n"; got != want {
 		t.Fatalf("Render = %q, want %q", got, want)
+	}
+}
+
+// TestCellKeysAllCells checks every position word and cell key up to MaxSide against the
+// formatted form, two-digit rows and columns included, and that the keys are unambiguous.
+func TestCellKeysAllCells(t *testing.T) {
+	if MaxSide < 11 {
+		t.Fatalf("MaxSide = %d, want at least 11 (maze and keydoor sizes up to 11)", MaxSide)
+	}
+	seen := map[string]bool{}
+	for r := range MaxSide {
+		if got, want := RowWord(r), "r"+strconv.Itoa(r); got != want {
+			t.Errorf("RowWord(%d) = %q, want %q", r, got, want)
+		}
+		if got, want := ColWord(r), "c"+strconv.Itoa(r); got != want {
+			t.Errorf("ColWord(%d) = %q, want %q", r, got, want)
+		}
+		for c := range MaxSide {
+			key := CellKey(r, c)
+			if want := fmt.Sprintf("r%dc%d", r, c); key != want {
+				t.Errorf("CellKey(%d, %d) = %q, want %q", r, c, key, want)
+			}
+			if seen[key] {
+				t.Errorf("CellKey(%d, %d) = %q twice", r, c, key)
+			}
+			seen[key] = true
+		}
+	}
+	if CellKey(10, 3) != "r10c3" || CellKey(1, 10) != "r1c10" || CellKey(10, 10) != "r10c10" {
+		t.Errorf("two-digit keys: %q %q %q", CellKey(10, 3), CellKey(1, 10), CellKey(10, 10))
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = CellKey(10, 9), RowWord(10), ColWord(7) }); n != 0 {
+		t.Errorf("CellKey, RowWord and ColWord allocate %v times", n)
+	}
+}
+
+// TestRenderSizes keeps the drawing of sides up to 10 as it was, and widens rows and columns from
+// side 11 on so that two-digit numbers stay aligned with their cells.
+func TestRenderSizes(t *testing.T) {
+	dot := func(r, c int) byte { return '.' }
+	want7 := "   0 1 2 3 4 5 6\n"
+	for r := range 7 {
+		want7 += "r" + strconv.Itoa(r) + strings.Repeat(" .", 7) + "\n"
+	}
+	if got := Render(7, dot); got != want7 {
+		t.Errorf("Render(7) =\n%s\nwant\n%s", got, want7)
+	}
+	got := Render(11, func(r, c int) byte {
+		if r == c {
+			return '@'
+		}
+		return '.'
+	})
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("Render(11) has %d lines:\n%s", len(lines), got)
+	}
+	if want := "     0  1  2  3  4  5  6  7  8  9 10"; lines[0] != want {
+		t.Errorf("header %q, want %q", lines[0], want)
+	}
+	if want := "r0   @  .  .  .  .  .  .  .  .  .  ."; lines[1] != want {
+		t.Errorf("row 0 %q, want %q", lines[1], want)
+	}
+	if want := "r10  .  .  .  .  .  .  .  .  .  .  @"; lines[11] != want {
+		t.Errorf("row 10 %q, want %q", lines[11], want)
+	}
+	for _, l := range lines {
+		if len(l) != len(lines[0]) {
+			t.Errorf("line %q is %d wide, want %d", l, len(l), len(lines[0]))
+		}
+	}
+}
+
+// TestDistancesLargeGrid checks the breadth-first distances on an 11×11 grid with the fixed stride
+// of the envs (MaxSide) against Manhattan distances around a wall column, without allocating.
+func TestDistancesLargeGrid(t *testing.T) {
+	const size, stride = 11, MaxSide
+	// A wall down column 5 from row 0 to row 9: the way round is through row 10.
+	blocked := func(j int) bool { return j%stride == 5 && j/stride < 10 }
+	var dist [MaxSide * MaxSide]int8
+	goal := 0 // r0c0
+	Distances(dist[:], goal, size, stride, func(j int) bool { return !blocked(j) })
+	abs := func(x int) int { return max(x, -x) }
+	for r := range size {
+		for c := range size {
+			i := r*stride + c
+			want := r + c
+			switch {
+			case blocked(i):
+				want = Unreachable
+			case c > 5:
+				want = (10 - 0) + 5 + (10 - r) + abs(c-5) // down to row 10, across, back up
+			}
+			if int(dist[i]) != want {
+				t.Errorf("dist r%dc%d = %d, want %d", r, c, dist[i], want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() { Distances(dist[:], goal, size, stride, func(j int) bool { return true }) }); n != 0 {
+		t.Errorf("Distances allocates %v times", n)
+	}
+}
+
+// TestCellDrawLargeGrid draws cells of an 11×11 grid: distinct, on the grid, the same for the same
+// seed.
+func TestCellDrawLargeGrid(t *testing.T) {
+	const size, stride = 11, MaxSide
+	a, b := NewCellDraw(3, 1, size, stride), NewCellDraw(3, 1, size, stride)
+	for range 5 {
+		x, y := a.Next(size*size), b.Next(size*size)
+		seen := map[int]bool{}
+		for k, i := range x {
+			if i != y[k] {
+				t.Fatalf("same seed, draws differ at %d: %d vs %d", k, i, y[k])
+			}
+			if i/stride >= size || i%stride >= size || seen[i] {
+				t.Fatalf("cell %d off the grid or drawn twice", i)
+			}
+			seen[i] = true
+		}
 	}
 }

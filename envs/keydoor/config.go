@@ -11,13 +11,18 @@ import (
 // Name is the registry name of the environment.
 const Name = "keydoor"
 
-// Size bounds: 5 is the smallest grid with room on both sides of the wall line; 7 keeps the position
-// words and the layout arrays small.
+// Size bounds: 5 is the smallest grid with room on both sides of the wall line; 11 is the largest
+// side the position words and cell keys cover (grid.MaxSide), and its longest task (32 moves) leaves
+// turn_cap_factor room up to 3. Sizes 8..11 add position words to the vocabulary (see
+// KeyDoor.Vocabulary); sizes 5..7 keep the words, tasks and keys they always had.
 const (
 	MinSize     = 5
-	MaxSize     = 7
+	MaxSize     = 11
 	DefaultSize = 5
 )
+
+// MaxSize fits the shared grid code; otherwise this constant is negative and does not compile.
+const _ = uint(grid.MaxSide - MaxSize)
 
 // maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
 const maxTurnsLimit = 100
@@ -101,10 +106,11 @@ func ConfigFromOptions(opts envs.Options) (Config, error) {
 func optionDocs() []envs.OptionDoc {
 	d := DefaultConfig(DefaultSize)
 	bySize := func(f func(Config) int) string {
-		return fmt.Sprintf("%d (size 5), %d (size 6), %d (size 7)", f(DefaultConfig(5)), f(DefaultConfig(6)), f(DefaultConfig(7)))
+		return grid.DefaultsBySize(MinSize, MaxSize, func(size int) int { return f(DefaultConfig(size)) })
 	}
 	return []envs.OptionDoc{
-		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d", MinSize, MaxSize)},
+		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d (sizes %d..%d add r%d..r%d, c%d..c%d to the vocabulary)",
+			MinSize, MaxSize, smallSize+1, MaxSize, smallSize, MaxSize-1, smallSize, MaxSize-1)},
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "wall cells besides the wall line with the door, 0..size-1"},
 		{Key: "key_in_state", Default: strconv.FormatBool(d.KeyInState), Help: "whether the state key tells if the key is held; false aliases states on purpose"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 3*size-1..%d", maxTurnsLimit)},

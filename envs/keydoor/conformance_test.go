@@ -8,14 +8,19 @@ import (
 	"github.com/graftrl/graftrl/envs/envtest"
 )
 
-// suiteOptions are the declarations of keydoor to the conformance suite: the four moves cover every
-// transition, and invalid actions cost the default penalty.
-func suiteOptions() []envtest.Option {
+// suiteOptions are the declarations of keydoor of the given size to the conformance suite: the four
+// moves cover every transition, invalid actions cost the default penalty, and the vocabulary is at
+// most 30 words, 38 from size 8 on (the position words r7..r10 and c7..c10).
+func suiteOptions(size int) []envtest.Option {
+	maxVocab := 30
+	if size > smallSize {
+		maxVocab += 8
+	}
 	return []envtest.Option{
 		envtest.ActionSet("up", "down", "left", "right"),
 		envtest.Penalty(DefaultConfig(DefaultSize).InvalidPenalty),
 		envtest.Invalid("pick", "key", "open door", "up left"),
-		envtest.MaxVocabulary(30),
+		envtest.MaxVocabulary(maxVocab),
 	}
 }
 
@@ -24,17 +29,34 @@ func suiteOptions() []envtest.Option {
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions(size)...)
 		})
 	}
 	t.Run("aliased", func(t *testing.T) {
 		cfg := DefaultConfig(DefaultSize)
 		cfg.KeyInState = false
-		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(), envtest.Aliased())...)
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, append(suiteOptions(DefaultSize), envtest.Aliased())...)
 	})
+}
+
+// TestConformanceLargeSizes runs the suite at the sizes of the long-horizon studies, 9 and 11, with
+// the most extra walls and with the key left out of the state key.
+func TestConformanceLargeSizes(t *testing.T) {
+	for _, size := range []int{9, MaxSize} {
+		walled := DefaultConfig(size)
+		walled.Walls = maxWalls(size)
+		aliased := DefaultConfig(size)
+		aliased.KeyInState = false
+		t.Run("walled"+strconv.Itoa(size), func(t *testing.T) {
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(walled) }, suiteOptions(size)...)
+		})
+		t.Run("aliased"+strconv.Itoa(size), func(t *testing.T) {
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(aliased) }, append(suiteOptions(size), envtest.Aliased())...)
+		})
+	}
 }
 
 // FuzzKeyDoorStep fuzzes the action parser through the suite's fuzz target.
 func FuzzKeyDoorStep(f *testing.F) {
-	envtest.Fuzz(f, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize)) }, suiteOptions()...)
+	envtest.Fuzz(f, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize)) }, suiteOptions(DefaultSize)...)
 }

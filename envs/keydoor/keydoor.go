@@ -5,7 +5,7 @@
 // alias states on purpose.
 //
 // Tasks. The layout of a task seed is drawn with a PCG generator seeded by the seed: a size×size grid
-// (size 5..7) with a full row or column of walls (never the first or last) holding one door cell, the
+// (size 5..11) with a full row or column of walls (never the first or last) holding one door cell, the
 // start and the key on one side, the goal on the other, and extra walls anywhere else; redrawn from
 // the same stream until the optimal path (start, key, door, goal) takes size-1 .. 3*size-1 moves.
 //
@@ -31,12 +31,14 @@
 // ⌈f × its optimal length⌉ (envs.TurnCapper). Info.Distance is the optimal number of moves left, from a
 // breadth-first search over (cell, key held) states.
 //
-// The state key is the agent's cell followed by "k" while the key is held, "r<R>c<C>" or "r<R>c<C>k",
-// with key_in_state true (the default); with key_in_state false it is the cell alone, so states before
-// and after the pick-up share a key while their observations differ.
+// The state key is the agent's cell followed by "k" while the key is held, "r<R>c<C>" or "r<R>c<C>k"
+// (r2c3k, r10c3k), with key_in_state true (the default); with key_in_state false it is the cell
+// alone, so states before and after the pick-up share a key while their observations differ.
 //
-// Vocabulary (26 words, the same for every option): r0..r6, c0..c6, open, wall, key, door, goal, up,
-// down, left, right, haskey, nokey, invalid.
+// Vocabulary (26 words for sizes 5..7, whatever the other options): r0..r6, c0..c6, open, wall, key,
+// door, goal, up, down, left, right, haskey, nokey, invalid. Sizes 8..11 share one vocabulary of 34
+// words that appends r7..r10 and c7..c10 to it, so the words of sizes 5..7 keep their places (and
+// token ids).
 //
 // Options (see Config): size (default 5), walls (size-4), key_in_state (true), max_turns (3*size+3:
 // 18 for size 5), turn_cap_factor (0: off), invalid_penalty (-0.1), success_reward (1).
@@ -65,19 +67,35 @@ const (
 
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
-	// cellKeys holds the state keys r0c0k..r6c6k, five bytes each, indexed by cell; the first four
-	// bytes are the key without the held key.
-	cellKeys = "r0c0kr0c1kr0c2kr0c3kr0c4kr0c5kr0c6kr1c0kr1c1kr1c2kr1c3kr1c4kr1c5kr1c6k" +
-		"r2c0kr2c1kr2c2kr2c3kr2c4kr2c5kr2c6kr3c0kr3c1kr3c2kr3c3kr3c4kr3c5kr3c6k" +
-		"r4c0kr4c1kr4c2kr4c3kr4c4kr4c5kr4c6kr5c0kr5c1kr5c2kr5c3kr5c4kr5c5kr5c6k" +
-		"r6c0kr6c1kr6c2kr6c3kr6c4kr6c5kr6c6k"
+	// heldKeys holds the state keys r0c0k..r10c10k of the cells with the key held, one 7-byte
+	// slot per cell index (row*stride + col), padded with spaces.
+	heldKeys = "r0c0k  r0c1k  r0c2k  r0c3k  r0c4k  r0c5k  r0c6k  r0c7k  r0c8k  r0c9k  r0c10k " +
+		"r1c0k  r1c1k  r1c2k  r1c3k  r1c4k  r1c5k  r1c6k  r1c7k  r1c8k  r1c9k  r1c10k " +
+		"r2c0k  r2c1k  r2c2k  r2c3k  r2c4k  r2c5k  r2c6k  r2c7k  r2c8k  r2c9k  r2c10k " +
+		"r3c0k  r3c1k  r3c2k  r3c3k  r3c4k  r3c5k  r3c6k  r3c7k  r3c8k  r3c9k  r3c10k " +
+		"r4c0k  r4c1k  r4c2k  r4c3k  r4c4k  r4c5k  r4c6k  r4c7k  r4c8k  r4c9k  r4c10k " +
+		"r5c0k  r5c1k  r5c2k  r5c3k  r5c4k  r5c5k  r5c6k  r5c7k  r5c8k  r5c9k  r5c10k " +
+		"r6c0k  r6c1k  r6c2k  r6c3k  r6c4k  r6c5k  r6c6k  r6c7k  r6c8k  r6c9k  r6c10k " +
+		"r7c0k  r7c1k  r7c2k  r7c3k  r7c4k  r7c5k  r7c6k  r7c7k  r7c8k  r7c9k  r7c10k " +
+		"r8c0k  r8c1k  r8c2k  r8c3k  r8c4k  r8c5k  r8c6k  r8c7k  r8c8k  r8c9k  r8c10k " +
+		"r9c0k  r9c1k  r9c2k  r9c3k  r9c4k  r9c5k  r9c6k  r9c7k  r9c8k  r9c9k  r9c10k " +
+		"r10c0k r10c1k r10c2k r10c3k r10c4k r10c5k r10c6k r10c7k r10c8k r10c9k r10c10k"
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
-	// position words go up to MaxSize whatever the size, so one vocabulary serves every grid.
+	// position words go up to smallSize whatever the size, so one vocabulary serves sizes 5..7;
+	// larger sizes append largeWords at the end, which keeps every earlier word in its place.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall key door goal up down left right haskey nokey invalid"
+	// largeWords are the position words of sizes smallSize+1..MaxSize.
+	largeWords = "r7 r8 r9 r10 c7 c8 c9 c10"
 	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
 	// unchanged position is its own fault and not a no-op move.
 	invalidWord = "invalid"
 )
+
+// heldKeys has a slot for every cell index; otherwise this constant is negative and does not compile.
+const _ = uint(len(heldKeys) - 7*maxCells)
+
+// smallSize is the largest size whose positions the words of vocabulary cover.
+const smallSize = 7
 
 func rowWord(i int) string { return grid.RowWord(row(i)) }
 func colWord(i int) string { return grid.ColWord(col(i)) }
@@ -253,15 +271,21 @@ func (k *KeyDoor) text(invalid bool) string {
 // StateKey returns the agent's cell, followed by "k" while the key is held if key_in_state is set
 // (see the package doc).
 func (k *KeyDoor) StateKey() string {
-	n := 4
+	cell := grid.CellKey(row(k.agent), col(k.agent))
 	if k.hasKey && k.cfg.KeyInState {
-		n = 5
+		return heldKeys[7*k.agent : 7*k.agent+len(cell)+1]
 	}
-	return cellKeys[5*k.agent : 5*k.agent+n]
+	return cell
 }
 
-// Vocabulary returns the words of the env (see the package doc), the same for every option.
-func (k *KeyDoor) Vocabulary() []string { return strings.Fields(vocabulary) }
+// Vocabulary returns the words of the env (see the package doc): the same for sizes 5..7 whatever
+// the other options, and for sizes 8..11 those words followed by r7..r10 and c7..c10.
+func (k *KeyDoor) Vocabulary() []string {
+	if k.cfg.Size > smallSize {
+		return strings.Fields(vocabulary + " " + largeWords)
+	}
+	return strings.Fields(vocabulary)
+}
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
 func (k *KeyDoor) ActionWords() []string { return grid.ActionWords() }

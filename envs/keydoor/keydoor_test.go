@@ -1,6 +1,7 @@
 package keydoor
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -186,5 +187,59 @@ func TestClone(t *testing.T) {
 	envtest.MustStep(t, c, "right")
 	if c.StateKey() != "r0c1k" || k.StateKey() != "r0c0" || k.hasKey {
 		t.Errorf("clone %q, original %q", c.StateKey(), k.StateKey())
+	}
+}
+
+// TestVocabularyGolden pins the word lists: the tokenizer and the model's embedding give every word
+// the id of its place, so sizes 5..7 must keep today's list exactly, and sizes 8..11 may only
+// append (r7..r10, c7..c10) after it.
+func TestVocabularyGolden(t *testing.T) {
+	const small = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall key door goal up down left right haskey nokey invalid"
+	const large = small + " r7 r8 r9 r10 c7 c8 c9 c10"
+	for size := MinSize; size <= MaxSize; size++ {
+		want := small
+		if size >= 8 {
+			want = large
+		}
+		for _, keyInState := range []bool{true, false} {
+			cfg := DefaultConfig(size)
+			cfg.KeyInState = keyInState
+			k, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(k.Vocabulary(), " "); got != want {
+				t.Errorf("size %d vocabulary\n%q\nwant\n%q", size, got, want)
+			}
+		}
+	}
+}
+
+// TestStateKeysAllCells checks the state key of every cell up to MaxSize, with the key held or not,
+// two-digit rows and columns included, and that it does not allocate.
+func TestStateKeysAllCells(t *testing.T) {
+	k := &KeyDoor{cfg: DefaultConfig(MaxSize)}
+	for r := range MaxSize {
+		for c := range MaxSize {
+			k.agent = r*stride + c
+			for _, held := range []bool{false, true} {
+				k.hasKey = held
+				want := fmt.Sprintf("r%dc%d", r, c)
+				if held {
+					want += "k"
+				}
+				if got := k.StateKey(); got != want {
+					t.Errorf("cell r%dc%d held %v: key %q, want %q", r, c, held, got, want)
+				}
+			}
+		}
+	}
+	k.agent, k.hasKey = 10*stride+3, true
+	if n := testing.AllocsPerRun(100, func() { _ = k.StateKey() }); n != 0 || k.StateKey() != "r10c3k" {
+		t.Errorf("StateKey %q allocates %v times", k.StateKey(), n)
+	}
+	k.cfg.KeyInState = false
+	if got := k.StateKey(); got != "r10c3" {
+		t.Errorf("key_in_state false: %q, want r10c3", got)
 	}
 }

@@ -8,7 +8,9 @@ import (
 )
 
 // Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the grid side, so that a
-// cell maps onto the position words and state keys without arithmetic on the size.
+// cell maps onto the position words and state keys without arithmetic on the size. The stride is not
+// part of the task identity: the generator draws rows and columns, so a task seed draws the same
+// layout whatever MaxSize is.
 const (
 	stride   = MaxSize
 	maxCells = MaxSize * MaxSize
@@ -32,6 +34,9 @@ const unreachable = -1
 // layout of every task seed.
 const pcgStream = 0x6b657964 // "keyd"
 
+// A cell index fits the byte of solve's queue; otherwise this constant overflows and does not compile.
+const _ = uint8(maxCells - 1)
+
 // maxDraws bounds layout generation; almost every draw is accepted, so reaching it means a bug.
 const maxDraws = 10_000
 
@@ -41,8 +46,9 @@ type layout struct {
 	size  int
 	cells [maxCells]cell
 	// dist[k][i] is the optimal number of moves from cell i to the goal, holding the key (k = 1) or
-	// not (k = 0), or unreachable.
-	dist                         [2][maxCells]int8
+	// not (k = 0), or unreachable. A shortest path visits each (cell, key held) state at most once,
+	// so it is below 2·size², up to 242 at size 11: more than int8 holds.
+	dist                         [2][maxCells]int16
 	start, keyAt, doorAt, goalAt int
 }
 
@@ -92,31 +98,31 @@ func (l *layout) solve() {
 		}
 	}
 	type state struct {
-		i int
+		i uint8 // a cell index, below maxCells (checked at compile time)
 		k bool
 	}
 	var queue [2 * maxCells]state
 	tail := 0
 	for _, k := range []bool{false, true} {
 		l.dist[b2i(k)][l.goalAt] = 0
-		queue[tail] = state{l.goalAt, k}
+		queue[tail] = state{uint8(l.goalAt), k}
 		tail++
 	}
 	for head := 0; head < tail; head++ {
 		s := queue[head]
 		d := l.dist[b2i(s.k)][s.i]
 		for dir := range numDirections {
-			i, ok := l.neighbour(s.i, dir)
+			i, ok := l.neighbour(int(s.i), dir)
 			if !ok || l.cells[i] == goal {
 				continue
 			}
 			for _, k := range []bool{false, true} {
 				standable := l.passable(i, k) && (l.cells[i] != key || k)
-				if !standable || l.dist[b2i(k)][i] != unreachable || !l.passable(s.i, k) || l.holds(s.i, k) != s.k {
+				if !standable || l.dist[b2i(k)][i] != unreachable || !l.passable(int(s.i), k) || l.holds(int(s.i), k) != s.k {
 					continue
 				}
 				l.dist[b2i(k)][i] = d + 1
-				queue[tail] = state{i, k}
+				queue[tail] = state{uint8(i), k}
 				tail++
 			}
 		}

@@ -226,3 +226,126 @@ func TestParseLayoutErrors(t *testing.T) {
 		}
 	}
 }
+
+// playExpert plays the expert from the state Reset left and returns the number of steps and the
+// last observation.
+func playExpert(t *testing.T, k *KeyDoor) (int, envs.Observation) {
+	t.Helper()
+	var obs envs.Observation
+	steps := 0
+	for !k.over {
+		a, err := k.ExpertAction()
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs = envtest.MustStep(t, k, a)
+		steps++
+	}
+	return steps, obs
+}
+
+// TestOptimalLengthLargeSizes checks, at the sizes of the long-horizon studies, that the optimal
+// length of a task (the oracle's search over the states stepped clones reach: start, key, door,
+// goal) is the distance Reset reports, lies in size-1..3*size-1, and is exactly the length of the
+// expert's successful episode.
+func TestOptimalLengthLargeSizes(t *testing.T) {
+	for _, size := range []int{9, MaxSize} {
+		for _, walls := range []int{size - 4, maxWalls(size)} {
+			cfg := DefaultConfig(size)
+			cfg.Walls = walls
+			k, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			longest := 0
+			for seed := int64(0); seed < 40; seed++ {
+				_, first := envtest.MustReset(t, k, seed)
+				optimal := oracle(t, k)[k.StateKey()][0]
+				if optimal < minDistance(size) || optimal > maxDistance(size) || first.Info.Distance != optimal {
+					t.Fatalf("size %d seed %d: optimal length %d, Reset's distance %d", size, seed, optimal, first.Info.Distance)
+				}
+				steps, last := playExpert(t, k)
+				if !last.Info.Success || steps != optimal {
+					t.Fatalf("size %d seed %d: expert took %d steps (success %v), optimal %d", size, seed, steps, last.Info.Success, optimal)
+				}
+				longest = max(longest, optimal)
+			}
+			if longest < 2*size {
+				t.Errorf("size %d walls %d: the longest of 40 tasks is %d moves; the horizon did not grow", size, walls, longest)
+			}
+		}
+	}
+}
+
+// TestLayoutDeterminismLargeSizes checks that a task seed fixes the layout and the episode at sizes
+// 9 and 11: two instances draw the same layout for a seed and play the same episode of the same
+// actions.
+func TestLayoutDeterminismLargeSizes(t *testing.T) {
+	actions := []string{"up", "right", "down", "left", "down", "jump", "right", "down"}
+	for _, size := range []int{9, MaxSize} {
+		a, _ := New(DefaultConfig(size))
+		b, _ := New(DefaultConfig(size))
+		seen := map[string]bool{}
+		for seed := range int64(100) {
+			insA, obsA := envtest.MustReset(t, a, seed)
+			insB, obsB := envtest.MustReset(t, b, seed)
+			if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
+				t.Fatalf("size %d seed %d: two instances differ:\n%s\n%s", size, seed, a.Render(), b.Render())
+			}
+			seen[a.Render()] = true
+			for i := 0; !obsA.Over(); i++ {
+				act := actions[(int(seed)+i)%len(actions)]
+				obsA, obsB = envtest.MustStep(t, a, act), envtest.MustStep(t, b, act)
+				if !reflect.DeepEqual(obsA, obsB) || a.StateKey() != b.StateKey() {
+					t.Fatalf("size %d seed %d step %d: %+v %q vs %+v %q", size, seed, i, obsA, a.StateKey(), obsB, b.StateKey())
+				}
+			}
+		}
+		if len(seen) < 99 {
+			t.Errorf("size %d: 100 seeds gave %d distinct layouts", size, len(seen))
+		}
+	}
+}
+
+// TestLayoutGoldenLargeSizes pins the layout of task seed 0 at sizes 9 and 11, the sizes of the
+// long-horizon studies, as TestLayoutGolden does at size 5: if it fails, their task panels changed.
+func TestLayoutGoldenLargeSizes(t *testing.T) {
+	// Checked by hand: size 9 takes 4 moves to the key, 8 to the door (right along row 2, down
+	// column 6), 2 to the goal; size 11 takes 4, 10 (right along row 3, down column 7) and 2.
+	golden := map[int]struct {
+		instruction string
+		distance    int
+		render      string
+	}{
+		9: {"key r2 c4 door r7 c7 goal r6 c8", 14, "   0 1 2 3 4 5 6 7 8\n" +
+			"r0 . . . # . . . # .\n" +
+			"r1 . . . . . . . # .\n" +
+			"r2 . . . . K . . # .\n" +
+			"r3 . . . . . . . # .\n" +
+			"r4 . . @ . # . . # .\n" +
+			"r5 . . . . . . . # .\n" +
+			"r6 . . . . . . . # G\n" +
+			"r7 # # . . . # . D .\n" +
+			"r8 . . . . . . . # .\n"},
+		11: {"key r3 c5 door r9 c9 goal r8 c10", 16, "     0  1  2  3  4  5  6  7  8  9 10\n" +
+			"r0   .  .  .  #  .  .  .  .  .  #  .\n" +
+			"r1   .  .  .  .  .  .  .  .  .  #  .\n" +
+			"r2   .  .  .  .  .  .  .  .  .  #  .\n" +
+			"r3   .  .  .  .  .  K  .  .  #  #  .\n" +
+			"r4   .  .  .  .  .  #  .  .  .  #  .\n" +
+			"r5   .  .  .  @  .  .  .  .  .  #  .\n" +
+			"r6   .  .  .  .  .  .  .  .  .  #  .\n" +
+			"r7   .  .  .  .  .  .  #  .  .  #  .\n" +
+			"r8   .  .  .  .  .  .  #  .  .  #  G\n" +
+			"r9   #  #  .  .  .  .  .  .  .  D  .\n" +
+			"r10  .  .  .  .  .  .  .  .  .  #  .\n"},
+	}
+	for size, want := range golden {
+		k, _ := New(DefaultConfig(size))
+		ins, obs := envtest.MustReset(t, k, 0)
+		if got := k.Render(); got != want.render || ins != want.instruction || obs.Info.Distance != want.distance {
+			t.Errorf("size %d seed 0: %q, distance %d\n%s\nwant %q, %d\n%s", size, ins, obs.Info.Distance, got,
+				want.instruction, want.distance, want.render)
+		}
+	}
+}

@@ -12,12 +12,17 @@ import (
 const Name = "maze"
 
 // Size bounds: 5 is the smallest grid on which start and goal can be size-1 steps apart with room for
-// obstacles; 7 keeps the position words and the layout arrays small.
+// obstacles; 11 is the largest side the position words and cell keys cover (grid.MaxSide) and keeps
+// the default step cap (24 turns) within the policy's context. Sizes 8..11 add position words to
+// the vocabulary (see Maze.Vocabulary); sizes 5..7 keep the words, tasks and keys they always had.
 const (
 	MinSize     = 5
-	MaxSize     = 7
+	MaxSize     = 11
 	DefaultSize = 5
 )
+
+// MaxSize fits the shared grid code; otherwise this constant is negative and does not compile.
+const _ = uint(grid.MaxSide - MaxSize)
 
 // maxTurnsLimit caps max_turns: the policy's context holds the whole episode, so longer caps only
 // buy tokens spent wandering.
@@ -114,10 +119,11 @@ func ConfigFromOptions(opts envs.Options) (Config, error) {
 func optionDocs() []envs.OptionDoc {
 	d := DefaultConfig(DefaultSize)
 	bySize := func(f func(Config) int) string {
-		return fmt.Sprintf("%d (size 5), %d (size 6), %d (size 7)", f(DefaultConfig(5)), f(DefaultConfig(6)), f(DefaultConfig(7)))
+		return grid.DefaultsBySize(MinSize, MaxSize, func(size int) int { return f(DefaultConfig(size)) })
 	}
 	return []envs.OptionDoc{
-		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d", MinSize, MaxSize)},
+		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d (sizes %d..%d add r%d..r%d, c%d..c%d to the vocabulary)",
+			MinSize, MaxSize, smallSize+1, MaxSize, smallSize, MaxSize-1, smallSize, MaxSize-1)},
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "number of wall cells, 0..size²/4"},
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},

@@ -8,13 +8,18 @@ import (
 	"github.com/graftrl/graftrl/envs/envtest"
 )
 
-// suiteOptions are the declarations of the maze to the conformance suite: the four moves cover every
-// transition, and invalid actions cost the default penalty.
-func suiteOptions() []envtest.Option {
+// suiteOptions are the declarations of a maze of the given size to the conformance suite: the four
+// moves cover every transition, invalid actions cost the default penalty, and the vocabulary is at
+// most 48 words, 56 from size 8 on (the position words r7..r10 and c7..c10).
+func suiteOptions(size int) []envtest.Option {
+	maxVocab := 48
+	if size > smallSize {
+		maxVocab += 8
+	}
 	return []envtest.Option{
 		envtest.ActionSet("up", "down", "left", "right"),
 		envtest.Penalty(DefaultConfig(DefaultSize).InvalidPenalty),
-		envtest.MaxVocabulary(48),
+		envtest.MaxVocabulary(maxVocab),
 	}
 }
 
@@ -23,17 +28,37 @@ func suiteOptions() []envtest.Option {
 func TestConformance(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		t.Run("size"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions()...)
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(DefaultConfig(size)) }, suiteOptions(size)...)
 		})
 	}
 	t.Run("busy", func(t *testing.T) {
 		cfg := DefaultConfig(6)
 		cfg.Walls, cfg.Traps = maxWalls(6), maxTraps(6)
-		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions()...)
+		envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions(6)...)
 	})
+}
+
+// TestConformanceLargeSizes runs the suite at the sizes of the long-horizon studies, 9 and 11, with
+// the largest obstacle counts and with every observation option on (the longest observations).
+func TestConformanceLargeSizes(t *testing.T) {
+	for _, size := range []int{9, MaxSize} {
+		busy := DefaultConfig(size)
+		busy.Walls, busy.Traps = maxWalls(size), maxTraps(size)
+		wordy := DefaultConfig(size)
+		wordy.Labelled, wordy.GoalHint = true, true
+		for _, tc := range []struct {
+			name string
+			cfg  Config
+		}{{"busy", busy}, {"labelled", wordy}} {
+			cfg := tc.cfg
+			t.Run(tc.name+strconv.Itoa(size), func(t *testing.T) {
+				envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions(size)...)
+			})
+		}
+	}
 }
 
 // FuzzMazeConformance runs the suite's fuzz target on the default maze.
 func FuzzMazeConformance(f *testing.F) {
-	envtest.Fuzz(f, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize)) }, suiteOptions()...)
+	envtest.Fuzz(f, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize)) }, suiteOptions(DefaultSize)...)
 }

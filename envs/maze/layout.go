@@ -7,7 +7,9 @@ import (
 )
 
 // Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the grid side, so that
-// a cell index maps onto the position words and state keys without arithmetic on the size.
+// a cell index maps onto the position words and state keys without arithmetic on the size. The
+// stride is not part of the task identity: the generator draws rows and columns (grid.CellDraw), so
+// a task seed draws the same layout whatever MaxSize is.
 const (
 	stride   = MaxSize
 	maxCells = MaxSize * MaxSize
@@ -39,7 +41,8 @@ const maxDraws = 10_000
 type layout struct {
 	size  int
 	cells [maxCells]cell
-	// dist[i] is the number of moves from cell i to the goal avoiding walls and traps, or unreachable.
+	// dist[i] is the number of moves from cell i to the goal avoiding walls and traps, or unreachable;
+	// a shortest path visits each cell once, so it is below maxCells (121), which int8 holds.
 	dist        [maxCells]int8
 	start, goal int
 }

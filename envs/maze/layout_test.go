@@ -1,8 +1,10 @@
 package maze
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
 )
 
@@ -130,6 +132,138 @@ func TestLayoutGolden(t *testing.T) {
 		envtest.MustReset(t, m, seed)
 		if got := m.Render(); got != want {
 			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
+		}
+	}
+}
+
+// playExpert plays the expert from the state Reset left and returns the number of steps and the
+// last observation.
+func playExpert(t *testing.T, m *Maze) (int, envs.Observation) {
+	t.Helper()
+	var obs envs.Observation
+	steps := 0
+	for !m.over {
+		a, err := m.ExpertAction()
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs = envtest.MustStep(t, m, a)
+		steps++
+	}
+	return steps, obs
+}
+
+// TestOptimalLengthLargeSizes checks, at the sizes of the long-horizon studies, that the optimal
+// length of a task (an independent breadth-first search from the start to the goal avoiding walls
+// and traps) is the distance Reset reports, lies in size-1..2*(size-1), and is exactly the length
+// of the expert's successful episode.
+func TestOptimalLengthLargeSizes(t *testing.T) {
+	for _, size := range []int{9, MaxSize} {
+		for _, cfg := range []Config{DefaultConfig(size), func() Config {
+			c := DefaultConfig(size)
+			c.Walls, c.Traps, c.MaxTurns = maxWalls(size), maxTraps(size), maxDistance(size)
+			return c
+		}()} {
+			m, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			longest := 0
+			for seed := int64(0); seed < 200; seed++ {
+				_, first := envtest.MustReset(t, m, seed)
+				optimal := bfsFrom(&m.layout, m.start, m.goal)
+				if optimal < size-1 || optimal > maxDistance(size) || first.Info.Distance != optimal {
+					t.Fatalf("size %d seed %d: optimal length %d, Reset's distance %d", size, seed, optimal, first.Info.Distance)
+				}
+				steps, last := playExpert(t, m)
+				if !last.Info.Success || steps != optimal {
+					t.Fatalf("size %d seed %d: expert took %d steps (success %v), optimal %d", size, seed, steps, last.Info.Success, optimal)
+				}
+				longest = max(longest, optimal)
+			}
+			if longest < size+2 {
+				t.Errorf("size %d %+v: the longest of 200 tasks is %d moves; the horizon did not grow", size, cfg, longest)
+			}
+		}
+	}
+}
+
+// TestLayoutDeterminismLargeSizes checks that a task seed fixes the layout and the episode at sizes
+// 9 and 11: two instances draw the same layout for a seed and play the same episode of the same
+// actions, and a seed revisited after another one draws its layout again.
+func TestLayoutDeterminismLargeSizes(t *testing.T) {
+	actions := []string{"up", "right", "down", "left", "down", "jump", "right", "down"}
+	for _, size := range []int{9, MaxSize} {
+		a, _ := New(DefaultConfig(size))
+		b, _ := New(DefaultConfig(size))
+		seen := map[string]bool{}
+		for seed := range int64(100) {
+			insA, obsA := envtest.MustReset(t, a, seed)
+			insB, obsB := envtest.MustReset(t, b, seed)
+			if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
+				t.Fatalf("size %d seed %d: two instances differ:\n%s\n%s", size, seed, a.Render(), b.Render())
+			}
+			seen[a.Render()] = true
+			for i := 0; !obsA.Over(); i++ {
+				act := actions[(int(seed)+i)%len(actions)]
+				obsA, obsB = envtest.MustStep(t, a, act), envtest.MustStep(t, b, act)
+				if !reflect.DeepEqual(obsA, obsB) || a.StateKey() != b.StateKey() {
+					t.Fatalf("size %d seed %d step %d: %+v %q vs %+v %q", size, seed, i, obsA, a.StateKey(), obsB, b.StateKey())
+				}
+			}
+		}
+		if len(seen) < 99 {
+			t.Errorf("size %d: 100 seeds gave %d distinct layouts", size, len(seen))
+		}
+		envtest.MustReset(t, a, 7)
+		want := a.Render()
+		envtest.MustReset(t, a, 8)
+		envtest.MustReset(t, a, 7)
+		if got := a.Render(); got != want {
+			t.Errorf("size %d seed 7 again:\n%s\nwant\n%s", size, got, want)
+		}
+	}
+}
+
+// TestLayoutGoldenLargeSizes pins the layout of task seed 0 at sizes 9 and 11, the sizes of the
+// long-horizon studies, as TestLayoutGolden does at size 5: if it fails, their task panels changed.
+func TestLayoutGoldenLargeSizes(t *testing.T) {
+	// Checked by hand: 9 moves (5 up column 7, 3 left along row 1, 1 up) and 11 moves, both the
+	// Manhattan distance.
+	golden := map[int]struct {
+		instruction string
+		distance    int
+		render      string
+	}{
+		9: {"goal r0 c4", 9, "   0 1 2 3 4 5 6 7 8\n" +
+			"r0 T # . . G . . . .\n" +
+			"r1 . . . . . . . . .\n" +
+			"r2 # # . # . # # . .\n" +
+			"r3 . . . . . T . . .\n" +
+			"r4 . . . # . # # . #\n" +
+			"r5 . . . # . # . . .\n" +
+			"r6 . . . . . . . @ T\n" +
+			"r7 . . . . . . . . .\n" +
+			"r8 . . . . . T . . .\n"},
+		11: {"goal r4 c9", 11, "     0  1  2  3  4  5  6  7  8  9 10\n" +
+			"r0   .  .  .  .  .  .  .  .  .  .  #\n" +
+			"r1   .  #  T  .  .  .  .  #  .  .  #\n" +
+			"r2   .  .  .  .  .  T  .  .  .  T  .\n" +
+			"r3   .  .  #  #  T  .  .  .  .  .  .\n" +
+			"r4   .  .  .  .  #  .  .  #  .  G  .\n" +
+			"r5   .  .  .  .  #  .  .  .  #  .  #\n" +
+			"r6   .  .  T  .  .  #  .  .  .  .  .\n" +
+			"r7   .  .  .  .  .  .  #  .  .  .  .\n" +
+			"r8   .  .  .  .  .  .  .  .  .  .  .\n" +
+			"r9   .  #  .  @  #  .  .  .  .  .  .\n" +
+			"r10  .  #  .  .  .  .  .  .  .  .  .\n"},
+	}
+	for size, want := range golden {
+		m, _ := New(DefaultConfig(size))
+		ins, obs := envtest.MustReset(t, m, 0)
+		if got := m.Render(); got != want.render || ins != want.instruction || obs.Info.Distance != want.distance {
+			t.Errorf("size %d seed 0: %q, distance %d\n%s\nwant %q, %d\n%s", size, ins, obs.Info.Distance, got,
+				want.instruction, want.distance, want.render)
 		}
 	}
 }

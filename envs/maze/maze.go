@@ -4,13 +4,16 @@
 // which is what the step-level estimators feed on.
 //
 // Tasks. The layout of a task seed is drawn with a PCG generator seeded by the seed: size×size cells
-// (size 5..7), start, goal, walls and traps on distinct cells, redrawn from the same stream until the
+// (size 5..11), start, goal, walls and traps on distinct cells, redrawn from the same stream until the
 // goal is reachable from the start without stepping on a trap in size-1 .. 2*(size-1) moves. The turn
 // cap max_turns is at least 2*(size-1), so every task can be solved in time. turn_cap_factor f
 // replaces it by a cap per task, ⌈f × the task's optimal length⌉ (envs.TurnCapper), so that the
 // slack for detours is the same share of every task (f ≥ 1: still solvable in time).
 //
-// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top.
+// Text. Words are separated by single spaces; rows and columns are 0-based, row 0 at the top. The
+// vocabulary of sizes 5..7 holds the position words r0..r6 and c0..c6 (whatever the size, so one
+// vocabulary serves them all); sizes 8..11 share one vocabulary that appends r7..r10 and c7..c10 to
+// it, so the words of sizes 5..7 keep their places (and token ids).
 //
 //	instruction   goal r<R> c<C>                       goal r4 c4
 //	observation   r<R> c<C> <up> <down> <left> <right> r2 c3 wall open trap goal
@@ -28,7 +31,8 @@
 // 0, Info.Distance = envs.DistDead); reaching the goal ends it with outcome success_reward and
 // Info.Success. After max_turns steps (invalid ones included) the episode is truncated.
 //
-// The state key is the agent's cell, "r<R>c<C>"; it identifies a state only within one task.
+// The state key is the agent's cell, "r<R>c<C>" (r2c3, r10c3); it identifies a state only within one
+// task.
 //
 // Import the package for its side effect of registering "maze" (or import envs/all).
 package maze
@@ -55,15 +59,21 @@ const (
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
-	// position words go up to MaxSize whatever the size, so one vocabulary serves every maze.
+	// position words go up to smallSize whatever the size, so one vocabulary serves sizes 5..7;
+	// larger sizes append largeWords at the end, which keeps every earlier word in its place.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid " +
 		"up-open up-wall up-trap up-goal down-open down-wall down-trap down-goal " +
 		"left-open left-wall left-trap left-goal right-open right-wall right-trap right-goal " +
 		"goal-up goal-down goal-left goal-right"
+	// largeWords are the position words of sizes smallSize+1..MaxSize.
+	largeWords = "r7 r8 r9 r10 c7 c8 c9 c10"
 	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
 	// unchanged position is its own fault and not a no-op move.
 	invalidWord = "invalid"
 )
+
+// smallSize is the largest size whose positions the words of vocabulary cover.
+const smallSize = 7
 
 func rowWord(i int) string { return grid.RowWord(row(i)) }
 func colWord(i int) string { return grid.ColWord(col(i)) }
@@ -261,8 +271,14 @@ func (m *Maze) endText() string {
 // StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
 func (m *Maze) StateKey() string { return grid.CellKey(row(m.agent), col(m.agent)) }
 
-// Vocabulary returns the words of the env (see the package doc), the same for every size.
-func (m *Maze) Vocabulary() []string { return strings.Fields(vocabulary) }
+// Vocabulary returns the words of the env (see the package doc): the same for sizes 5..7, and for
+// sizes 8..11 those words followed by r7..r10 and c7..c10.
+func (m *Maze) Vocabulary() []string {
+	if m.cfg.Size > smallSize {
+		return strings.Fields(vocabulary + " " + largeWords)
+	}
+	return strings.Fields(vocabulary)
+}
 
 // ActionWords returns the words actions are made of: up, down, left, right.
 func (m *Maze) ActionWords() []string { return grid.ActionWords() }

@@ -1,6 +1,7 @@
 package maze
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -211,7 +212,7 @@ func TestCellKeys(t *testing.T) {
 		for c := range MaxSize {
 			m := &Maze{}
 			m.agent = r*stride + c
-			want := "r" + string(rune('0'+r)) + "c" + string(rune('0'+c))
+			want := fmt.Sprintf("r%dc%d", r, c) // r10c3 at size 11
 			if got := m.StateKey(); got != want {
 				t.Errorf("StateKey of cell %d = %q, want %q", m.agent, got, want)
 			}
@@ -244,14 +245,20 @@ func TestVocabulary(t *testing.T) {
 	if m.Vocabulary()[0] == "changed" {
 		t.Error("Vocabulary returns shared storage")
 	}
-	// Random episodes on every size: every word of every instruction and observation is known.
+	// Random episodes on every size: every word of every instruction and observation is in the
+	// vocabulary of the size.
 	actions := []string{"up", "down", "left", "right", "jump"}
 	for size := MinSize; size <= MaxSize; size++ {
 		cfg := DefaultConfig(size)
 		cfg.Traps = maxTraps(size) // more trap endings
+		cfg.Labelled, cfg.GoalHint = size%2 == 0, size%2 == 0
 		m, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for _, w := range m.Vocabulary() {
+			set[w] = true
 		}
 		for seed := range int64(300) {
 			ins, obs := envtest.MustReset(t, m, seed)
@@ -333,8 +340,13 @@ func TestMaxTurnsAndConfig(t *testing.T) {
 	if m.MaxTurns() != 14 || m.Config().Size != 6 {
 		t.Errorf("MaxTurns = %d, size = %d; want 14, 6", m.MaxTurns(), m.Config().Size)
 	}
-	if _, err := New(Config{Size: 9}); err == nil {
-		t.Error("New with size 9: no error")
+	for _, size := range []int{4, 12} {
+		cfg := DefaultConfig(size)
+		cfg.Walls, cfg.Traps, cfg.MaxTurns = 0, 0, 30
+		_, err := New(cfg)
+		if want := fmt.Sprintf(`env maze: option "size": %d is out of range (allowed 5..11)`, size); err == nil || err.Error() != want {
+			t.Errorf("New with size %d: %v, want %s", size, err, want)
+		}
 	}
 }
 
@@ -350,5 +362,62 @@ func TestParseLayoutErrors(t *testing.T) {
 		if _, err := parseLayout(rows); err == nil {
 			t.Errorf("parseLayout(%q): no error", rows)
 		}
+	}
+}
+
+// TestVocabularyGolden pins the word lists: the tokenizer and the model's embedding give every word
+// the id of its place, so sizes 5..7 must keep today's list exactly, and sizes 8..11 may only
+// append (r7..r10, c7..c10) after it.
+func TestVocabularyGolden(t *testing.T) {
+	const small = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall trap goal up down left right invalid " +
+		"up-open up-wall up-trap up-goal down-open down-wall down-trap down-goal " +
+		"left-open left-wall left-trap left-goal right-open right-wall right-trap right-goal " +
+		"goal-up goal-down goal-left goal-right"
+	const large = small + " r7 r8 r9 r10 c7 c8 c9 c10"
+	for size := MinSize; size <= MaxSize; size++ {
+		want := small
+		if size >= 8 {
+			want = large
+		}
+		for _, cfg := range []Config{DefaultConfig(size), {Size: size, Walls: 0, Traps: 0, MaxTurns: 100,
+			InvalidPenalty: -1, SuccessReward: 2, Labelled: true, GoalHint: true}} {
+			m, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(m.Vocabulary(), " "); got != want {
+				t.Errorf("size %d vocabulary\n%q\nwant\n%q", size, got, want)
+			}
+		}
+	}
+	m, err := envs.New(Name, envs.Options{"size": 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(m.Vocabulary()); got != 43 {
+		t.Errorf("size 7 through the registry: %d words, want 43", got)
+	}
+}
+
+// TestLargeSizeText checks positions with two-digit rows and columns at size 11: the instruction,
+// the observations and the state key of a hand-built layout whose goal is at r10c10.
+func TestLargeSizeText(t *testing.T) {
+	rows := make([]string, 11)
+	for r := range rows {
+		rows[r] = strings.Repeat(".", 11)
+	}
+	rows[9] = "........." + "S."
+	rows[10] = "........T" + ".G"
+	m := mustGrid(t, rows, DefaultConfig(11))
+	ins, obs := envtest.MustReset(t, m, 0)
+	if ins != "goal r10 c10" || obs.Text != "r9 c9 open open open open" || m.StateKey() != "r9c9" || obs.Info.Distance != 2 {
+		t.Fatalf("Reset: %q %q key %q distance %d", ins, obs.Text, m.StateKey(), obs.Info.Distance)
+	}
+	envtest.CheckSteps(t, m, []envtest.Step{
+		{Action: "down", Text: "r10 c9 open wall trap goal", Key: "r10c9", Dist: 1},
+		{Action: "right", Text: "r10 c10 goal", Key: "r10c10", Outcome: 1, Done: true, Success: true, Dist: 0},
+	})
+	if r := m.Render(); !strings.HasPrefix(r, "     0  1  2") || !strings.Contains(r, "\nr10  .  .  .  .  .  .  .  .  T  .  @\n") {
+		t.Errorf("Render at size 11:\n%s", r)
 	}
 }

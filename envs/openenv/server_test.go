@@ -491,7 +491,7 @@ func TestLoopbackByDefault(t *testing.T) {
 	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: "0.0.0.0:0", AllowRemote: true}); err != nil {
 		t.Errorf("AllowRemote: %v", err)
 	}
-	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", EnvOptions: envs.Options{"size": 9}}); err == nil || !strings.Contains(err.Error(), "size") {
+	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", EnvOptions: envs.Options{"size": 12}}); err == nil || !strings.Contains(err.Error(), "size") {
 		t.Errorf("bad env options: %v", err)
 	}
 	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "nope"}); err == nil {
