@@ -57,6 +57,9 @@ type Options struct {
 	// Notes are paragraphs the report shows under a Notes heading after its opening line, for
 	// what the caller knows about the runs (how a sweep fixed their budgets, for example).
 	Notes []string
+	// Levels, when given, places environments on difficulty axes: the report then shows the
+	// paired differences along them (levels.csv, the levels figure).
+	Levels *Levels
 }
 
 // Comparison holds every number of a comparison; WriteReport renders it.

@@ -180,8 +180,11 @@ func (c *Comparison) WriteCSV(dir string) error {
 	for name, rows := range map[string][][]string{
 		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(), PairsCSV: c.PairsTable(),
 		CurvesCSV: c.CurvesTable(), ProfilesCSV: c.ProfilesTable(),
-		PairedCSV: c.PairedTable(), VarianceCSV: c.VarianceTable(), GainCSV: c.GainTable(),
+		PairedCSV: c.PairedTable(), VarianceCSV: c.VarianceTable(), GainCSV: c.GainTable(), LevelsCSV: c.LevelsTable(),
 	} {
+		if name == LevelsCSV && len(rows) < 2 {
+			continue
+		}
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
 		if err := w.WriteAll(rows); err != nil {

@@ -77,6 +77,29 @@ func (m *Manifest) Title(runs []*compare.Run, metric string) string {
 	return fmt.Sprintf("Sweep %s: %s on %s (%s)", m.Name, strings.Join(methods, " vs "), strings.Join(envs, ", "), metric)
 }
 
+// Levels places the sweep's envs on its bases' difficulty axes; nil when the bases name none.
+func (m *Manifest) Levels() *compare.Levels {
+	var lv *compare.Levels
+	for _, r := range m.Runs {
+		if len(r.Levels) == 0 {
+			continue
+		}
+		if lv == nil {
+			lv = &compare.Levels{Of: map[string][]string{}}
+			for _, l := range r.Levels {
+				k, _, _ := strings.Cut(l, "=")
+				lv.Axes = append(lv.Axes, k)
+			}
+		}
+		vals := make([]string, len(r.Levels))
+		for i, l := range r.Levels {
+			_, vals[i], _ = strings.Cut(l, "=")
+		}
+		lv.Of[r.Env] = vals
+	}
+	return lv
+}
+
 // Notes explain a sweep comparison to the reader of its report: where the runs come from,
 // how their budgets were fixed and read, and how many tokens each method trained on.
 func (m *Manifest) Notes(runs []*compare.Run, opts compare.Options, skipped []string) []string {

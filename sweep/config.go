@@ -98,6 +98,10 @@ type Base struct {
 	// comparisons (maze9-cap3), so that several bases of one env (a difficulty axis) stay
 	// apart; empty: the env's name.
 	Label string `yaml:"label"`
+	// Levels place the base on difficulty axes, as axis=value in axis order ([horizon=9,
+	// slack=3]): every base of the sweep names the same axes, or none does. The comparison
+	// then shows each method's paired difference along them.
+	Levels []string `yaml:"levels"`
 }
 
 // Variant is a named set of overrides, compared as the method Label.
@@ -242,6 +246,9 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 		if b.Label != "" && !safeName.MatchString(b.Label) {
 			return fmt.Errorf("bases[%d].label: %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", i, b.Label)
 		}
+		if err := checkLevels(i, b, c.Bases[0]); err != nil {
+			return err
+		}
 		if j := slices.IndexFunc(c.Bases[:i], func(o Base) bool { return o.Label == b.Label }); b.Label != "" && j >= 0 {
 			return fmt.Errorf("bases[%d].label: %q is also the label of bases[%d] (each base's label must be its own)", i, b.Label, j)
 		}
@@ -326,6 +333,32 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 		return err
 	}
 	return c.Compare.validate()
+}
+
+// checkLevels checks base i's levels against the first base's: key=value items naming the
+// same axes in the same order.
+func checkLevels(i int, b, first Base) error {
+	keys := func(ls []string) []string {
+		out := make([]string, len(ls))
+		for k, l := range ls {
+			out[k], _, _ = strings.Cut(l, "=")
+		}
+		return out
+	}
+	for k, l := range b.Levels {
+		key, val, ok := strings.Cut(l, "=")
+		if !ok || !safeName.MatchString(key) || strings.TrimSpace(val) == "" {
+			return fmt.Errorf("bases[%d].levels[%d]: %q is not axis=value (e.g. horizon=9)", i, k, l)
+		}
+		if slices.Contains(keys(b.Levels[:k]), key) {
+			return fmt.Errorf("bases[%d].levels[%d]: the axis %q appears twice", i, k, key)
+		}
+	}
+	if want, got := keys(first.Levels), keys(b.Levels); !slices.Equal(want, got) {
+		return fmt.Errorf("bases[%d].levels: axes [%s], but bases[0] has [%s] (every base names the same axes in the same order, or none does)",
+			i, strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	return nil
 }
 
 func checkOverride(s string) error {
@@ -449,7 +482,7 @@ func parseBases(items []yaml.Node) ([]Base, error) {
 			continue
 		}
 		if it.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value], label: NAME}", at)
+			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value], label: NAME, levels: [axis=value]}", at)
 		}
 		var b Base
 		if err := strict.DecodeAt(it, at, &b); err != nil {

@@ -42,6 +42,8 @@ type Run struct {
 	Params []Param `json:"params"`
 	// Base is the run's base config as the sweep config wrote it (several bases only).
 	Base string `json:"base,omitempty"`
+	// Levels are its base's place on the study's difficulty axes (key=value, in axis order).
+	Levels []string `json:"levels,omitempty"`
 	// Overrides are the --set overrides that turn the base config into the run's config.
 	Overrides []string `json:"overrides"`
 	// Iterations and EnvSteps are the run's budget (iterations cap; env steps, 0 = none).
@@ -194,6 +196,7 @@ func (c *Config) Each(fn func(Run) error) error {
 		if len(bases) > 1 {
 			r.Base = b.Config
 		}
+		r.Levels = b.Levels
 		c.nameRun(&r, b.Label, axes, pick, &cfg)
 		if r.Method != inferredMethod(&cfg) {
 			ov = append(ov, "label="+r.Method)

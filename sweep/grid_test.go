@@ -185,12 +185,16 @@ func TestBasesRefused(t *testing.T) {
 		{"bases: []", "non-empty list"},
 		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice with the same set`},
 		{"bases: [{set: [seed=1]}]", "bases[0].config: the base config path is required"},
-		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "bases[0].sets" (allowed under bases: config, label, set)`},
+		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "bases[0].sets" (allowed under bases: config, label, levels, set)`},
 		{"bases: [[a.yaml]]", "bases[0]: must be a path or a mapping"},
 		{"bases: [{config: a.yaml, set: [seed]}]", "bases[0].set"},
 		{"bases: [{config: a.yaml, set: [seed=3]}]\ngrid: {seed: [1, 2]}", `sets the grid key "seed"`},
 		{"base: b.yaml\nbases: [a.yaml]", "base and bases exclude each other"},
 		{"bases: [{config: a.yaml, label: a/b}]", `bases[0].label: "a/b" is not allowed`},
+		{"bases: [{config: a.yaml, levels: [horizon]}]", `bases[0].levels[0]: "horizon" is not axis=value`},
+		{"bases: [{config: a.yaml, levels: [h=1, h=2]}]", `bases[0].levels[1]: the axis "h" appears twice`},
+		{"bases: [{config: a.yaml, levels: [h=1, s=2]}, {config: b.yaml, levels: [s=1, h=2]}]", "bases[1].levels: axes [s, h], but bases[0] has [h, s]"},
+		{"bases: [{config: a.yaml, levels: [h=1]}, b.yaml]", "bases[1].levels: axes [], but bases[0] has [h]"},
 		{"bases: [{config: a.yaml, label: x}, {config: a.yaml, label: x, set: [seed=2]}]", `bases[1].label: "x" is also the label of bases[0]`},
 	} {
 		_, err := Parse("s.yaml", []byte("name: s\n"+tc.yaml+"\n"))

@@ -8,8 +8,8 @@ import (
 
 const tuneSweep = `name: credit
 bases:
-  - {config: tiny.yaml, label: small, set: [env.size=5]}
-  - {config: tiny.yaml, label: large, set: [env.size=7]}
+  - {config: tiny.yaml, label: small, levels: [horizon=5], set: [env.size=5]}
+  - {config: tiny.yaml, label: large, levels: [horizon=7], set: [env.size=7]}
 grid:
   seed: [201, 202]
 variants:
@@ -34,6 +34,14 @@ func TestTuneSweep(t *testing.T) {
 	}
 	if runs[4].Env != "large" || runs[4].Resolved().Env.Options["size"] != 7 {
 		t.Errorf("run %s: env %q, options %v", runs[4].Name, runs[4].Env, runs[4].Resolved().Env.Options)
+	}
+
+	m, err := c.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lv := m.Levels(); lv == nil || strings.Join(lv.Axes, ",") != "horizon" || lv.Of["small"][0] != "5" || lv.Of["large"][0] != "7" || len(lv.Of) != 2 {
+		t.Errorf("levels %+v", lv)
 	}
 
 	tc := c.TuneSweep()

@@ -231,6 +231,7 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 			opts.Title = m.Title(runs, opts.Metric)
 		}
 		opts.Notes = m.Notes(runs, opts, skipped)
+		opts.Levels = m.Levels()
 	}
 	opts.Notes = append(opts.Notes, o.notes...)
 	if o.command != "" {

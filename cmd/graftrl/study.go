@@ -47,12 +47,19 @@ warm start. It trains the grid locally (--workers processes) or as one Slurm job
 then writes the comparison report with the ranking in words, the state-sharing and audit
 columns, the study's wall and CPU time, the machine and the commit.
 
+A tune section selects one key per method first (configs/credit.yaml: the learning rate, on
+tuning seeds the evaluation never uses, by the rule the config states), under DIR/tune; an
+audit section chooses which methods and bases are audited; bases with levels get the paired
+differences along their difficulty axes in the report.
+
 Running it again skips finished runs and audits, so an interrupted study continues where it
 stopped, and a finished one only rewrites its report.
 
   --out DIR      the study directory (default: the config's out_dir/name)
   --report DIR   where the report goes (default: DIR/report)`,
 		Example: `  graftrl study
+  # the credit-assignment study: learning rates selected first, then 192 runs and 8 audits
+  graftrl study --config configs/credit.yaml
   # as one Slurm job array (the command waits for it), without the audits
   graftrl study --executor slurm --no-audit
   # 4 local runs at a time, the study directory elsewhere

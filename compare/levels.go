@@ -1,0 +1,283 @@
+package compare
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/graftrl/graftrl/internal/plotstyle"
+)
+
+// Levels places environments on named difficulty axes (a study's bases: one env at several
+// horizons and slacks, say), so that the report can show each method's paired difference from
+// the baseline as a function of the levels.
+type Levels struct {
+	// Axes are the axis names in order: the first is the x axis of the levels figure, the
+	// second, when there is one, splits the figure into panels.
+	Axes []string
+	// Of maps an environment to its value on each axis, in Axes order.
+	Of map[string][]string
+}
+
+// Credit diagnostics a level row averages (the est/ keys of the trainer's credit_diagnostics).
+const (
+	diagDecision      = "est/decision_share"
+	diagWastedSuccess = "est/wasted_success"
+	diagWastedFail    = "est/wasted_fail"
+)
+
+// LevelRow is one environment placed on the axes: its paired differences and what the runs
+// say about how much credit assignment it asks for.
+type LevelRow struct {
+	Env    string
+	Values []string
+	// Paired are the final-score paired rows of the environment, one per non-baseline method.
+	Paired []PairedRow
+	// Start is the mean metric of the environment's runs before training (their warm start),
+	// StartMin and StartMax its range over the runs, StartN the runs that have it.
+	Start, StartMin, StartMax float64
+	StartN                    int
+	// Decision, WastedSuccess and WastedFail are the means over the environment's runs of each
+	// run's mean est/decision_share, est/wasted_success and est/wasted_fail (NaN without them).
+	Decision, WastedSuccess, WastedFail float64
+}
+
+// levelRows builds the rows of the environments that Options.Levels places, in axis order
+// (numerically where the values are numbers).
+func (c *Comparison) levelRows() []LevelRow {
+	lv := c.Options.Levels
+	if lv == nil {
+		return nil
+	}
+	var rows []LevelRow
+	for _, env := range c.Envs {
+		vals, ok := lv.Of[env]
+		if !ok {
+			continue
+		}
+		row := LevelRow{Env: env, Values: vals, Paired: c.PairedRows(env, MeasureFinal),
+			StartMin: math.NaN(), StartMax: math.NaN()}
+		var starts []float64
+		mean := func(key string) float64 {
+			var xs []float64
+			for _, r := range c.Runs {
+				if v, ok := r.EstimatorMeans[key]; ok && r.Env == env {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) == 0 {
+				return math.NaN()
+			}
+			return Mean(xs)
+		}
+		for _, r := range c.Runs {
+			if r.Env != env {
+				continue
+			}
+			if v, ok := r.Start(c.Options.Metric); ok {
+				starts = append(starts, v)
+			}
+		}
+		row.StartN, row.Start = len(starts), math.NaN()
+		if len(starts) > 0 {
+			row.Start, row.StartMin, row.StartMax = Mean(starts), slices.Min(starts), slices.Max(starts)
+		}
+		row.Decision, row.WastedSuccess, row.WastedFail = mean(diagDecision), mean(diagWastedSuccess), mean(diagWastedFail)
+		rows = append(rows, row)
+	}
+	slices.SortStableFunc(rows, func(a, b LevelRow) int {
+		for i := len(a.Values) - 1; i >= 0; i-- { // the panel axis outermost, the x axis innermost
+			if d := compareLevel(a.Values[i], b.Values[i]); d != 0 && i > 0 {
+				return d
+			}
+		}
+		return compareLevel(a.Values[0], b.Values[0])
+	})
+	return rows
+}
+
+// compareLevel orders two axis values: numerically when both are numbers, else as text.
+func compareLevel(a, b string) int {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	return strings.Compare(a, b)
+}
+
+// levelsTable is the report's table of the level rows.
+func (c *Comparison) levelsTable(rows []LevelRow) table {
+	lv := c.Options.Levels
+	head := append(slices.Clone(lv.Axes), "env", "warm start (mean, range)")
+	for _, m := range c.Methods[1:] {
+		head = append(head, m+" − "+c.Options.Baseline+" (95 % t CI; ahead/tied/behind)")
+	}
+	head = append(head, "decision share", "wasted in successes", "wasted in failures")
+	var out [][]string
+	for _, r := range rows {
+		line := append(slices.Clone(r.Values), r.Env, fmt.Sprintf("%s [%s, %s] (n=%d)", fmtNum(r.Start), fmtNum(r.StartMin), fmtNum(r.StartMax), r.StartN))
+		for _, m := range c.Methods[1:] {
+			cell := "—"
+			for _, p := range r.Paired {
+				if p.Method == m {
+					cell = fmt.Sprintf("%+.3f [%+.3f, %+.3f]; %d/%d/%d", p.Mean.Value, p.TInterval.Lo, p.TInterval.Hi, p.Won, p.Tied, p.Lost)
+				}
+			}
+			line = append(line, cell)
+		}
+		line = append(line, fmtNum(r.Decision), fmtNum(r.WastedSuccess), fmtNum(r.WastedFail))
+		out = append(out, line)
+	}
+	return table{head: head, rows: out}
+}
+
+// LevelsCSV is the file of LevelsTable.
+const LevelsCSV = "levels.csv"
+
+// LevelsTable is levels.csv: a header, then one row per placed environment and non-baseline
+// method (only the header without Options.Levels).
+func (c *Comparison) LevelsTable() [][]string {
+	if c.Options.Levels == nil {
+		return [][]string{{"env"}}
+	}
+	rows := c.levelRows()
+	head := append(slices.Clone(c.Options.Levels.Axes), "env", "method", "n", "mean_diff", "t_lo", "t_hi", "boot_lo", "boot_hi",
+		"won", "tied", "lost", "p_t_holm", "start_mean", "start_min", "start_max", "decision_share", "wasted_success", "wasted_fail")
+	out := [][]string{head}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, r := range rows {
+		for _, p := range r.Paired {
+			out = append(out, append(slices.Clone(r.Values), r.Env, p.Method, strconv.Itoa(p.N), f(p.Mean.Value), f(p.TInterval.Lo), f(p.TInterval.Hi),
+				f(p.Mean.Lo), f(p.Mean.Hi), strconv.Itoa(p.Won), strconv.Itoa(p.Tied), strconv.Itoa(p.Lost), f(p.THolm),
+				f(r.Start), f(r.StartMin), f(r.StartMax), f(r.Decision), f(r.WastedSuccess), f(r.WastedFail)))
+		}
+	}
+	return out
+}
+
+// LevelsFigure draws each method's paired final difference from the baseline (mean and 95 %
+// t interval) against the first axis, one panel per value of the second axis.
+func (c *Comparison) LevelsFigure() (*plotstyle.Figure, error) {
+	rows := c.levelRows()
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("levels: no environment is placed on the axes")
+	}
+	axes := c.Options.Levels.Axes
+	var panelKeys []string
+	for _, r := range rows {
+		k := ""
+		if len(axes) > 1 {
+			k = axes[1] + " " + r.Values[1]
+		}
+		if !slices.Contains(panelKeys, k) {
+			panelKeys = append(panelKeys, k)
+		}
+	}
+	methods := c.Methods[1:]
+	var panels []*plot.Plot
+	for _, key := range panelKeys {
+		p := newPlot(key, axes[0], "difference from "+c.Options.Baseline)
+		zero := true
+		var xs []float64
+		for k, m := range methods {
+			var pts plotter.XYs
+			var errs plotter.YErrors
+			for _, r := range rows {
+				if len(axes) > 1 && axes[1]+" "+r.Values[1] != key {
+					continue
+				}
+				x, err := strconv.ParseFloat(r.Values[0], 64)
+				if err != nil {
+					return nil, fmt.Errorf("levels: %s value %q of %s is not a number", axes[0], r.Values[0], r.Env)
+				}
+				if !slices.Contains(xs, x) {
+					xs = append(xs, x)
+				}
+				for _, pr := range r.Paired {
+					if pr.Method == m && !math.IsNaN(pr.Mean.Value) {
+						off := (float64(k) - float64(len(methods)-1)/2) * 0.08
+						pts = append(pts, plotter.XY{X: x + off, Y: pr.Mean.Value})
+						lo, hi := pr.Mean.Value-pr.TInterval.Lo, pr.TInterval.Hi-pr.Mean.Value
+						if math.IsNaN(lo) || math.IsNaN(hi) { // no spread among the pairs: no interval
+							lo, hi = 0, 0
+						}
+						errs = append(errs, struct{ Low, High float64 }{lo, hi})
+					}
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			i := c.methodIndex(m)
+			line, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, line.Width, line.Dashes = plotstyle.Colour(i), vg.Points(2), dashes(i)
+			bars, err := plotter.NewYErrorBars(struct {
+				plotter.XYer
+				plotter.YErrorer
+			}{pts, errs})
+			if err != nil {
+				return nil, err
+			}
+			bars.Color, bars.Width, bars.CapWidth = plotstyle.Colour(i), vg.Points(1.5), vg.Points(6)
+			dots, err := plotter.NewScatter(pts)
+			if err != nil {
+				return nil, err
+			}
+			dots.Color, dots.Shape, dots.Radius = plotstyle.Colour(i), draw.CircleGlyph{}, vg.Points(3.5)
+			p.Add(line, bars, dots)
+			if zero {
+				p.Legend = *plotstyle.NewLegend()
+				zero = false
+			}
+			p.Legend.Add(m, line, dots)
+		}
+		slices.Sort(xs)
+		if len(xs) > 0 {
+			ref, err := plotter.NewLine(plotter.XYs{{X: xs[0] - 0.5, Y: 0}, {X: xs[len(xs)-1] + 0.5, Y: 0}})
+			if err != nil {
+				return nil, err
+			}
+			ref.Color, ref.Width, ref.Dashes = color.NRGBA{A: 160}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(ref)
+			p.X.Min, p.X.Max = xs[0]-0.5, xs[len(xs)-1]+0.5
+			ticks := make([]plot.Tick, len(xs))
+			for i, x := range xs {
+				ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
+			}
+			p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		}
+		p.Legend.Top, p.Legend.Left = true, true
+		panels = append(panels, p)
+	}
+	// One y range for every panel, so that the panels compare at a glance.
+	lo, hi := 0.0, 0.0
+	for _, p := range panels {
+		lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
+	}
+	pad := 0.05 * math.Max(hi-lo, 0.02)
+	for _, p := range panels {
+		p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	}
+	grid := [][]*plot.Plot{panels}
+	title := fmt.Sprintf("Paired difference from %s (final %s) by %s, mean and 95 %% t interval over seed pairs", c.Options.Baseline, MetricWords(c.Options.Metric), strings.Join(axes, " and "))
+	w, h := figureSize(grid, 3.6*vg.Inch, title)
+	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+}
