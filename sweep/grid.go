@@ -172,8 +172,8 @@ func (c *Config) Each(fn func(Run) error) error {
 			rem /= len(axes[k].values)
 		}
 		var params []Param
-		if len(bases) > 1 {
-			params = append(params, Param{Key: "base", Value: c.Bases[idx/per].Config})
+		if b := c.Bases[idx/per]; len(bases) > 1 || b.Label != "" {
+			params = append(params, Param{Key: "base", Value: cmpOr(b.Label, b.Config)})
 		}
 		for k, ax := range axes {
 			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})

@@ -364,3 +364,33 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: common-budget}
 		t.Errorf("report without the selection note (%v)", err)
 	}
 }
+
+// A study's bad input is refused before any work, naming the key and what is allowed, and
+// leaves no study directory: an axis level the env does not support, a selection without
+// tuning seeds, tuning seeds that are evaluation seeds.
+func TestStudyRefusals(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "maze.yaml"), []byte(studyMaze), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "name: bad\nbases:\n  - {config: maze.yaml, label: big, set: [env.size=%s]}\ngrid:\n  seed: [1, 2]\nvariants:\n  - {label: grpo, set: [estimator=grpo]}\n%s\n"
+	for _, tc := range []struct{ size, tune, want string }{
+		{"12", "", `run base=big, seed=1, variant=grpo: env maze: option "size": 12 is out of range (allowed 5..11)`},
+		{"9", "tune: {key: optim.lr, values: [0.001, 0.002]}", "tune.seeds: a tuning grid needs tuning seeds that the evaluation never uses"},
+		{"9", "tune: {key: optim.lr, values: [0.001, 0.002], seeds: [2, 3]}", "tune.seeds: 2 is also an evaluation seed (grid.seed: [1, 2])"},
+	} {
+		path := filepath.Join(dir, "study.yaml")
+		if err := os.WriteFile(path, []byte(fmt.Sprintf(base, tc.size, tc.tune)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out")
+		err := studyRun(context.Background(), &studyOptions{config: path, out: out, workers: -1, auditSteps: 1, auditMC: 2,
+			out1: &bytes.Buffer{}, log: &bytes.Buffer{}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitStatus(err) != 2 {
+			t.Errorf("size %s, %q: error %v (exit %d), want exit 2 naming %q", tc.size, tc.tune, err, exitStatus(err), tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("size %s, %q: the study directory was written", tc.size, tc.tune)
+		}
+	}
+}
