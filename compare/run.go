@@ -18,6 +18,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// TrainPrefix marks the metrics an eval point carries from the train lines: train/success is the
+// mean of the train lines' success over the iterations since the previous evaluation (their
+// sampled episodes: on fresh tasks when tasks.train is open), train/turns their mean length.
+// The evaluation before training has none.
+const TrainPrefix = "train/"
+
+// trainMetrics are the train-line keys an eval point carries under TrainPrefix.
+func trainMetrics() []string { return []string{"success", "turns", "return"} }
+
 // DefaultMetric is the metric compared when none is chosen: greedy success on the training panel.
 const DefaultMetric = "eval/success"
 
@@ -282,6 +291,7 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	lineNo := 0
 	est := map[string][]float64{}
+	since := map[string][]float64{} // trainMetrics of the train lines since the last eval line
 	for sc.Scan() {
 		lineNo++
 		line := bytes.TrimSpace(sc.Bytes())
@@ -346,6 +356,11 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 					est[k] = append(est[k], v)
 				}
 			}
+			for _, k := range trainMetrics() {
+				if v, ok := values[k]; ok {
+					since[k] = append(since[k], v)
+				}
+			}
 			continue
 		}
 		if n := len(r.Evals); n > 0 && r.Evals[n-1].Iter >= int(iter) {
@@ -353,6 +368,12 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 		}
 		delete(values, "iter")
 		delete(values, "env_steps")
+		for k, vs := range since {
+			if len(vs) > 0 {
+				values[TrainPrefix+k] = Mean(vs)
+			}
+			since[k] = vs[:0]
+		}
 		r.Evals = append(r.Evals, Eval{Iter: int(iter), EnvSteps: steps, Values: values})
 	}
 	if err := sc.Err(); err != nil {

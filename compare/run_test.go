@@ -216,3 +216,32 @@ func TestLoadRunCreditMeans(t *testing.T) {
 		}
 	}
 }
+
+// An eval point carries the train lines since the previous evaluation as train/ metrics (their
+// mean); the evaluation before training carries none.
+func TestLoadRunTrainMetrics(t *testing.T) {
+	dir := simpleRun("r").write(t, t.TempDir())
+	metrics := `{"type":"eval","iter":0,"env_steps":0,"eval/success":0}
+{"type":"train","iter":1,"env_steps":100,"tokens":300,"success":0.25,"turns":10,"return":0}
+{"type":"train","iter":2,"env_steps":200,"tokens":600,"success":0.5,"turns":6,"return":1}
+{"type":"eval","iter":2,"env_steps":200,"eval/success":0.5}
+{"type":"train","iter":3,"env_steps":300,"tokens":900,"success":1,"turns":4,"return":1}
+{"type":"eval","iter":3,"env_steps":300,"eval/success":0.5}
+`
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(metrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Start(TrainPrefix + "success"); ok {
+		t.Error("the evaluation before training has a train/success")
+	}
+	if v := r.Evals[1].Values; v["train/success"] != 0.375 || v["train/turns"] != 8 || v["train/return"] != 0.5 {
+		t.Errorf("eval at 2: %v", v)
+	}
+	if v, err := r.Final("train/success"); err != nil || v != 1 {
+		t.Errorf("final train/success %v, %v; want 1 (the lines since the previous evaluation only)", v, err)
+	}
+}
