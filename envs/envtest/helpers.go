@@ -164,3 +164,36 @@ func CheckTurnCaps(t *testing.T, sides []int, shortest, longest func(side int) i
 		}
 	}
 }
+
+// Renderer is an env that draws its current layout as text (maze, keydoor, …).
+type Renderer interface {
+	envs.Env
+	Render() string
+}
+
+// CheckLayoutSeeds checks that a task seed fixes the layout and the episode: two instances
+// from newEnv draw the same layout for each of seeds 0..n-1 and play the same episode of the
+// cycled actions, and the n seeds give at least minDistinct distinct layouts.
+func CheckLayoutSeeds(t *testing.T, newEnv func() Renderer, n int64, minDistinct int, actions []string) {
+	t.Helper()
+	a, b := newEnv(), newEnv()
+	seen := map[string]bool{}
+	for seed := range n {
+		insA, obsA := MustReset(t, a, seed)
+		insB, obsB := MustReset(t, b, seed)
+		if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
+			t.Fatalf("seed %d: two instances differ:\n%s\n%s", seed, a.Render(), b.Render())
+		}
+		seen[a.Render()] = true
+		for i := 0; !obsA.Over(); i++ {
+			act := actions[(int(seed)+i)%len(actions)]
+			obsA, obsB = MustStep(t, a, act), MustStep(t, b, act)
+			if !reflect.DeepEqual(obsA, obsB) || a.StateKey() != b.StateKey() {
+				t.Fatalf("seed %d step %d: %+v %q vs %+v %q", seed, i, obsA, a.StateKey(), obsB, b.StateKey())
+			}
+		}
+	}
+	if len(seen) < minDistinct {
+		t.Errorf("%d seeds gave %d distinct layouts, want at least %d", n, len(seen), minDistinct)
+	}
+}

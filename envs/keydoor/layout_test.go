@@ -1,6 +1,7 @@
 package keydoor
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -283,27 +284,9 @@ func TestOptimalLengthLargeSizes(t *testing.T) {
 func TestLayoutDeterminismLargeSizes(t *testing.T) {
 	actions := []string{"up", "right", "down", "left", "down", "jump", "right", "down"}
 	for _, size := range []int{9, MaxSize} {
-		a, _ := New(DefaultConfig(size))
-		b, _ := New(DefaultConfig(size))
-		seen := map[string]bool{}
-		for seed := range int64(100) {
-			insA, obsA := envtest.MustReset(t, a, seed)
-			insB, obsB := envtest.MustReset(t, b, seed)
-			if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
-				t.Fatalf("size %d seed %d: two instances differ:\n%s\n%s", size, seed, a.Render(), b.Render())
-			}
-			seen[a.Render()] = true
-			for i := 0; !obsA.Over(); i++ {
-				act := actions[(int(seed)+i)%len(actions)]
-				obsA, obsB = envtest.MustStep(t, a, act), envtest.MustStep(t, b, act)
-				if !reflect.DeepEqual(obsA, obsB) || a.StateKey() != b.StateKey() {
-					t.Fatalf("size %d seed %d step %d: %+v %q vs %+v %q", size, seed, i, obsA, a.StateKey(), obsB, b.StateKey())
-				}
-			}
-		}
-		if len(seen) < 99 {
-			t.Errorf("size %d: 100 seeds gave %d distinct layouts", size, len(seen))
-		}
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			envtest.CheckLayoutSeeds(t, func() envtest.Renderer { k, _ := New(DefaultConfig(size)); return k }, 100, 99, actions)
+		})
 	}
 }
 

@@ -1,7 +1,7 @@
 package maze
 
 import (
-	"reflect"
+	"fmt"
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
@@ -194,34 +194,17 @@ func TestOptimalLengthLargeSizes(t *testing.T) {
 func TestLayoutDeterminismLargeSizes(t *testing.T) {
 	actions := []string{"up", "right", "down", "left", "down", "jump", "right", "down"}
 	for _, size := range []int{9, MaxSize} {
-		a, _ := New(DefaultConfig(size))
-		b, _ := New(DefaultConfig(size))
-		seen := map[string]bool{}
-		for seed := range int64(100) {
-			insA, obsA := envtest.MustReset(t, a, seed)
-			insB, obsB := envtest.MustReset(t, b, seed)
-			if a.Render() != b.Render() || insA != insB || !reflect.DeepEqual(obsA, obsB) {
-				t.Fatalf("size %d seed %d: two instances differ:\n%s\n%s", size, seed, a.Render(), b.Render())
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			envtest.CheckLayoutSeeds(t, func() envtest.Renderer { m, _ := New(DefaultConfig(size)); return m }, 100, 99, actions)
+			a, _ := New(DefaultConfig(size))
+			envtest.MustReset(t, a, 7)
+			want := a.Render()
+			envtest.MustReset(t, a, 8)
+			envtest.MustReset(t, a, 7)
+			if got := a.Render(); got != want {
+				t.Errorf("seed 7 again:\n%s\nwant\n%s", got, want)
 			}
-			seen[a.Render()] = true
-			for i := 0; !obsA.Over(); i++ {
-				act := actions[(int(seed)+i)%len(actions)]
-				obsA, obsB = envtest.MustStep(t, a, act), envtest.MustStep(t, b, act)
-				if !reflect.DeepEqual(obsA, obsB) || a.StateKey() != b.StateKey() {
-					t.Fatalf("size %d seed %d step %d: %+v %q vs %+v %q", size, seed, i, obsA, a.StateKey(), obsB, b.StateKey())
-				}
-			}
-		}
-		if len(seen) < 99 {
-			t.Errorf("size %d: 100 seeds gave %d distinct layouts", size, len(seen))
-		}
-		envtest.MustReset(t, a, 7)
-		want := a.Render()
-		envtest.MustReset(t, a, 8)
-		envtest.MustReset(t, a, 7)
-		if got := a.Render(); got != want {
-			t.Errorf("size %d seed 7 again:\n%s\nwant\n%s", size, got, want)
-		}
+		})
 	}
 }
 
