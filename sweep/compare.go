@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,8 +34,12 @@ func CompareRuns(dir string, m *Manifest, partial bool) (runs []*compare.Run, sk
 		keep = append(keep, r)
 	}
 	if len(unfinished) > 0 && !partial {
-		return nil, nil, fmt.Errorf("sweep %s: %d of %d runs are not finished: %s; finish them (graftrl sweep --config %s) or compare the finished ones with --partial",
-			m.Name, len(unfinished), len(m.Runs), strings.Join(unfinished, "; "), m.SweepConfig)
+		finish := "graftrl sweep"
+		if _, err := os.Stat(filepath.Join(dir, TuneFile)); err == nil {
+			finish = "graftrl study" // a study with a selection: graftrl sweep refuses its config
+		}
+		return nil, nil, fmt.Errorf("sweep %s: %d of %d runs are not finished: %s; finish them (%s --config %s) or compare the finished ones with --partial",
+			m.Name, len(unfinished), len(m.Runs), strings.Join(unfinished, "; "), finish, m.SweepConfig)
 	}
 	if len(dirs) == 0 {
 		return nil, skipped, fmt.Errorf("sweep %s: no run is finished yet", m.Name)
