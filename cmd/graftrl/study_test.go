@@ -363,6 +363,17 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: common-budget}
 	if err != nil || !strings.Contains(string(report), "Selection: optim.lr was chosen per method among 0.01, 0.0001 on the tuning seeds 101") {
 		t.Errorf("report without the selection note (%v)", err)
 	}
+	// graftrl sweep refuses to train a config with a selection; its dry run shows the study's
+	// runs as trained, with the recorded choice (all finished, no config changed).
+	so := &sweepOptions{config: filepath.Join(dir, "study.yaml"), outDir: filepath.Dir(sd), workers: -1, out: &bytes.Buffer{}, log: &bytes.Buffer{}}
+	if err := sweepRun(context.Background(), so); err == nil || !strings.Contains(err.Error(), "has a tune section, which graftrl study runs") || exitStatus(err) != 2 {
+		t.Errorf("graftrl sweep on a config with a selection: %v", err)
+	}
+	var dry bytes.Buffer
+	so.dryRun, so.out = true, &dry
+	if err := sweepRun(context.Background(), so); err != nil || !strings.Contains(dry.String(), "0 to run, 4 finished") {
+		t.Errorf("dry run: %v\n%s", err, dry.String())
+	}
 }
 
 // A study's bad input is refused before any work, naming the key and what is allowed, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +99,13 @@ func sweepRun(ctx context.Context, o *sweepOptions) error {
 	}
 	if c.Tune.On() && !o.dryRun {
 		return &usageError{fmt.Sprintf("sweep: %s has a tune section, which graftrl study runs before the runs (the runs' %s depends on it); run graftrl study --config %s", o.config, c.Tune.Key, o.config)}
+	}
+	if c.Tune.On() {
+		// A dry run shows the runs as the study trains them: with the selection's choice once
+		// it has been made (tune.json), else with the base configs' value.
+		if c, err = withRecordedChoice(c); err != nil {
+			return err
+		}
 	}
 	if o.executor != "" {
 		if o.executor != sweep.ExecLocal && o.executor != sweep.ExecSlurm {
@@ -369,4 +377,20 @@ func sweepStatus(ctx context.Context, o *sweepStatusOptions) error {
 		}
 	}
 	return sweep.PrintDirStatus(ctx, o.out, dir, metric)
+}
+
+// withRecordedChoice applies the selection a study recorded in its directory (tune.json) to
+// the sweep config; without one the config is returned as it is.
+func withRecordedChoice(c *sweep.Config) (*sweep.Config, error) {
+	data, err := os.ReadFile(filepath.Join(c.Dir(), sweep.TuneFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var res sweep.TuneResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("%s: invalid JSON: %v", filepath.Join(c.Dir(), sweep.TuneFile), err)
+	}
+	return c.WithChoice(res.Chosen)
 }
