@@ -100,6 +100,9 @@ type Comparison struct {
 	Paired []PairedRow
 	// NoPairs says why there is no paired table ("" when there is one).
 	NoPairs string
+	// Levels are the environments Options.Levels places on its axes, in axis order, with
+	// their paired differences (none without Options.Levels).
+	Levels []LevelRow
 	// Unpaired names the runs left out of the paired tables, and why.
 	Unpaired []string
 	// Variance is the variance decomposition (method × seed) of each environment with at least
@@ -294,6 +297,7 @@ func Compare(runs []*Run, opts Options) (*Comparison, error) {
 	c.protocol(common)
 	c.configs()
 	c.warn()
+	c.Levels = c.levelRows()
 	return c, nil
 }
 

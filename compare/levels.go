@@ -155,7 +155,7 @@ func (c *Comparison) LevelsTable() [][]string {
 	if c.Options.Levels == nil {
 		return [][]string{{"env"}}
 	}
-	rows := c.levelRows()
+	rows := c.Levels
 	head := append(slices.Clone(c.Options.Levels.Axes), "env", "method", "n", "mean_diff", "t_lo", "t_hi", "boot_lo", "boot_hi",
 		"won", "tied", "lost", "p_t_holm", "start_mean", "start_min", "start_max", "decision_share", "wasted_success", "wasted_fail")
 	out := [][]string{head}
@@ -173,7 +173,7 @@ func (c *Comparison) LevelsTable() [][]string {
 // LevelsFigure draws each method's paired final difference from the baseline (mean and 95 %
 // t interval) against the first axis, one panel per value of the second axis.
 func (c *Comparison) LevelsFigure() (*plotstyle.Figure, error) {
-	rows := c.levelRows()
+	rows := c.Levels
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("levels: no environment is placed on the axes")
 	}

@@ -46,7 +46,7 @@ func TestLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := c.levelRows()
+	rows := c.Levels
 	var order []string
 	for _, r := range rows {
 		order = append(order, r.Env)

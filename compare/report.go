@@ -132,7 +132,7 @@ func (c *Comparison) WritePlots(dir string) (PlotFiles, error) {
 		}
 		files.Paired = "paired"
 	}
-	if c.NoPairs == "" && len(c.levelRows()) > 0 {
+	if c.NoPairs == "" && len(c.Levels) > 0 {
 		f, err := c.LevelsFigure()
 		if err != nil {
 			return files, err
@@ -259,7 +259,7 @@ func (c *Comparison) document(plots PlotFiles) doc {
 			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
 	}})
 
-	if rows := c.levelRows(); len(rows) > 0 && c.NoPairs == "" {
+	if rows := c.Levels; len(rows) > 0 && c.NoPairs == "" {
 		d = append(d, heading{2, "Along the difficulty axes (paired)"},
 			para(fmt.Sprintf("Each method's final %s minus %s's on the same seed and warm start, by %s: mean over the seed pairs with its 95 %% t interval, and the pairs it was ahead of, tied with and behind the baseline. The warm start is the metric before training (iteration 0). The credit diagnostics are each run's mean over its iterations, averaged over the environment's runs (every method): the decision share is the share of steps leaving a state whose actions lead to different values (where step-level credit can differ from trajectory credit at all); wasted steps bring success no closer (ALFWorld, as GraphGPO measured it: 65 %% of the steps of successes, 22 %% of failures).",
 				MetricWords(o.Metric), base, strings.Join(o.Levels.Axes, " and "))),

@@ -376,15 +376,9 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 
 // tuneNote describes the study's selection (sweep.TuneFile in dir); "" when it made none.
 func tuneNote(dir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, sweep.TuneFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	} else if err != nil {
+	res, err := sweep.LoadTuneResult(dir)
+	if err != nil || res == nil {
 		return "", err
-	}
-	var res sweep.TuneResult
-	if err := json.Unmarshal(data, &res); err != nil {
-		return "", fmt.Errorf("%s: invalid JSON: %v", filepath.Join(dir, sweep.TuneFile), err)
 	}
 	where := "every base"
 	if len(res.Bases) > 0 {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/big"
@@ -173,7 +174,7 @@ func (c *Config) Each(fn func(Run) error) error {
 		}
 		var params []Param
 		if b := c.Bases[idx/per]; len(bases) > 1 || b.Label != "" {
-			params = append(params, Param{Key: "base", Value: cmpOr(b.Label, b.Config)})
+			params = append(params, Param{Key: "base", Value: cmp.Or(b.Label, b.Config)})
 		}
 		for k, ax := range axes {
 			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})

@@ -1,7 +1,12 @@
 package sweep
 
 import (
+	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,21 +97,16 @@ func (t *Tune) validate(c *Config) error {
 			}
 		}
 	}
-	setters := []struct {
+	type setter struct {
 		where string
 		set   []string
-	}{{"set", c.Set}, {"tune.set", t.Set}}
+	}
+	setters := []setter{{"set", c.Set}, {"tune.set", t.Set}}
 	for i, b := range c.Bases {
-		setters = append(setters, struct {
-			where string
-			set   []string
-		}{fmt.Sprintf("bases[%d].set", i), b.Set})
+		setters = append(setters, setter{fmt.Sprintf("bases[%d].set", i), b.Set})
 	}
 	for i, v := range c.Variants {
-		setters = append(setters, struct {
-			where string
-			set   []string
-		}{fmt.Sprintf("variants[%d].set", i), v.Set})
+		setters = append(setters, setter{fmt.Sprintf("variants[%d].set", i), v.Set})
 	}
 	for _, s := range setters {
 		for _, o := range s.set {
@@ -149,7 +149,7 @@ func axisText(a *Axis) string {
 func (c *Config) baseNames() []string {
 	out := make([]string, len(c.Bases))
 	for i, b := range c.Bases {
-		out[i] = cmpOr(b.Label, b.Config)
+		out[i] = cmp.Or(b.Label, b.Config)
 	}
 	return out
 }
@@ -157,13 +157,6 @@ func (c *Config) baseNames() []string {
 // baseIndex is the index of the base called name (its label or its config path), or -1.
 func (c *Config) baseIndex(name string) int {
 	return slices.IndexFunc(c.Bases, func(b Base) bool { return b.Label == name || b.Label == "" && b.Config == name })
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TuneSweep is the tuning sweep of c: c's variants on the tuning bases, its seed axis replaced
@@ -230,6 +223,23 @@ type TuneResult struct {
 	Runs   map[string]map[string]int     `json:"runs"`
 	// Chosen maps method → the selected value.
 	Chosen map[string]string `json:"chosen"`
+}
+
+// LoadTuneResult reads the selection recorded in a study directory (TuneFile); nil, without
+// an error, when the study made none.
+func LoadTuneResult(studyDir string) (*TuneResult, error) {
+	path := filepath.Join(studyDir, TuneFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var res TuneResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, fmt.Errorf("%s: invalid JSON: %v", path, err)
+	}
+	return &res, nil
 }
 
 // Choose applies the rule: per method the value of the highest mean score, the first listed on

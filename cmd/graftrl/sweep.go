@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -382,15 +381,9 @@ func sweepStatus(ctx context.Context, o *sweepStatusOptions) error {
 // withRecordedChoice applies the selection a study recorded in its directory (tune.json) to
 // the sweep config; without one the config is returned as it is.
 func withRecordedChoice(c *sweep.Config) (*sweep.Config, error) {
-	data, err := os.ReadFile(filepath.Join(c.Dir(), sweep.TuneFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	} else if err != nil {
-		return nil, err
-	}
-	var res sweep.TuneResult
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %v", filepath.Join(c.Dir(), sweep.TuneFile), err)
+	res, err := sweep.LoadTuneResult(c.Dir())
+	if err != nil || res == nil {
+		return c, err
 	}
 	return c.WithChoice(res.Chosen)
 }
