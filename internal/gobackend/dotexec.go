@@ -220,7 +220,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 		x := lhs[lo.off[e]+r0*lo.free:]
 		if ng > 0 {
-			kernels.MatmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
+			kernels.MatmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng, nil, kernels.EpiStore)
 		}
 		if rest > 0 {
 			kernels.MatmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[restAt:], k, rest, zeros, kernels.EpiStore)

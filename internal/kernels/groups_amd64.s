@@ -2,16 +2,38 @@
 
 #include "textflag.h"
 
-// ZERO8 clears eight sums.
-#define ZERO8(A, B, C, D, E, F, G, H) \
+// ZERO4 clears four sums.
+#define ZERO4(A, B, C, D) \
 	VPXORD A, A, A; \
 	VPXORD B, B, B; \
 	VPXORD C, C, C; \
-	VPXORD D, D, D; \
-	VPXORD E, E, E; \
-	VPXORD F, F, F; \
-	VPXORD G, G, G; \
-	VPXORD H, H, H
+	VPXORD D, D, D
+
+// EVENINIT4 starts four rows' even-step sums of a group at the bias (the 16 values at OFF bytes
+// past the group's bias pointer, biasg) or, without a bias, at +0. Clobbers AX.
+#define EVENINIT4(A, B, C, D, OFF) \
+	MOVQ    biasg-72(SP), AX; \
+	TESTQ   AX, AX; \
+	JEQ     3(PC); \
+	VMOVUPS OFF(AX), A; \
+	JMP     2(PC); \
+	VPXORD  A, A, A; \
+	VMOVAPS A, B; \
+	VMOVAPS A, C; \
+	VMOVAPS A, D
+
+// BIASNEXT moves biasg on by N bytes (to the next group) unless it is nil. Clobbers AX.
+#define BIASNEXT(N) \
+	MOVQ  biasg-72(SP), AX; \
+	TESTQ AX, AX; \
+	JEQ   2(PC); \
+	ADDQ  N, biasg-72(SP)
+
+// ADDOUT adds the value stored at M to the sum S when the epilogue is add (add ≠ 0).
+#define ADDOUT(M, S) \
+	CMPQ   add+96(FP), $0; \
+	JEQ    2(PC); \
+	VADDPS M, S, S
 
 // FIRSTSTEP points R10 and R11 at steps 0 and 1, loads the number of step pairs into DX and
 // jumps to TAIL when there are none.
@@ -48,27 +70,30 @@
 	VFMADD231PS  B, Z8, E0; \
 	VFMADD231PS  B, Z18, E1
 
-// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int)
+// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int)
 //
 // For each of n rows r (row r's value at step i is x[r·rs + i·is]) and each of ng groups g of 16
 // columns (column 16g+c's value at step i is w[g·gs + i·ws + c]), stores
 //
-//	out[r·ldo + 16g + c] = Σ_{even i} x·w[i][c] + Σ_{odd i} x·w[i][c]
+//	y = Σ_{even i} x·w[i][c] + Σ_{odd i} x·w[i][c]
 //
-// where each sum is a chain of fused multiply-adds in order of i, starting from +0, and the
-// even-step chain goes first in the final addition. That is the arithmetic matmulPanelsFMA
-// (panels_amd64.s) does for a pair of panels with a zero bias, so each output is bit for bit
-// what it gives; this kernel does it sixteen lanes wide (AVX-512F), four rows at a time (then one
+// to out[r·ldo + 16g + c] (add = 0) or adds it to the value there (add ≠ 0), where each sum is a
+// chain of fused multiply-adds in order of i, the even-step chain starting from bias[16g + c]
+// (from +0 when bias is nil) and the odd one from +0, and the even-step chain goes first in the
+// final addition. That is the arithmetic matmulPanelsFMA (panels_amd64.s) does for a pair of
+// panels, so each output is bit for bit what it gives; this kernel does it sixteen lanes wide (AVX-512F), four rows at a time (then one
 // at a time), with x broadcast from memory into each multiply-add, or, for two groups side by
 // side, broadcast once into a register for both. Strides are in elements; bounds are checked by
 // the Go caller.
+//
+// biasg (a stack slot) is the bias at column 16g, moving with g.
 //
 // Registers: SI, BX, R8, R9 = x rows 0..3 of the block; R10 = byte offset of step i, R11 = of
 // step i+1; R12 = ws in bytes; R13 = w at step i of group g; R14 = out at row 0 of the block,
 // column 16g; DI = out at row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 =
 // even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1; for a pair of groups also
 // R15 = w at step i of group g+1, Z10–Z17 its sums, Z18, Z19 its w, Z20–Z27 the broadcast x.
-TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $64-88
+TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $72-104
 	MOVQ n+40(FP), AX
 	TESTQ AX, AX
 	JEQ done
@@ -110,6 +135,8 @@ block:
 	MOVQ ng+80(FP), CX
 	MOVQ w+56(FP), AX
 	MOVQ AX, wg-56(SP)
+	MOVQ bias+88(FP), AX
+	MOVQ AX, biasg-72(SP)
 
 group4:
 	CMPQ CX, $2
@@ -121,8 +148,10 @@ group4:
 	MOVQ wg-56(SP), R13
 	MOVQ R13, R15
 	ADDQ gsb-40(SP), R15
-	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	ZERO8(Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17)
+	EVENINIT4(Z0, Z1, Z2, Z3, 0)
+	EVENINIT4(Z10, Z11, Z12, Z13, 64)
+	ZERO4(Z4, Z5, Z6, Z7)
+	ZERO4(Z14, Z15, Z16, Z17)
 	FIRSTSTEP(tail4x2)
 
 pair4x2:
@@ -157,6 +186,12 @@ store4x2:
 	VADDPS Z16, Z12, Z12
 	VADDPS Z17, Z13, Z13
 	MOVQ ldob-16(SP), AX
+	ADDOUT((R14), Z0)
+	ADDOUT(64(R14), Z10)
+	ADDOUT((R14)(AX*1), Z1)
+	ADDOUT(64(R14)(AX*1), Z11)
+	ADDOUT((R14)(AX*2), Z2)
+	ADDOUT(64(R14)(AX*2), Z12)
 	VMOVUPS Z0, (R14)
 	VMOVUPS Z10, 64(R14)
 	VMOVUPS Z1, (R14)(AX*1)
@@ -164,9 +199,12 @@ store4x2:
 	VMOVUPS Z2, (R14)(AX*2)
 	VMOVUPS Z12, 64(R14)(AX*2)
 	LEAQ (AX)(AX*2), AX
+	ADDOUT((R14)(AX*1), Z3)
+	ADDOUT(64(R14)(AX*1), Z13)
 	VMOVUPS Z3, (R14)(AX*1)
 	VMOVUPS Z13, 64(R14)(AX*1)
 	ADDQ $128, R14
+	BIASNEXT($128)
 	MOVQ gsb-40(SP), AX
 	SHLQ $1, AX
 	ADDQ AX, wg-56(SP)
@@ -176,7 +214,8 @@ store4x2:
 
 group4one:
 	MOVQ wg-56(SP), R13
-	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	EVENINIT4(Z0, Z1, Z2, Z3, 0)
+	ZERO4(Z4, Z5, Z6, Z7)
 	FIRSTSTEP(tail4)
 
 pair4:
@@ -207,12 +246,17 @@ store4:
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 	MOVQ ldob-16(SP), AX
+	ADDOUT((R14), Z0)
+	ADDOUT((R14)(AX*1), Z1)
+	ADDOUT((R14)(AX*2), Z2)
 	VMOVUPS Z0, (R14)
 	VMOVUPS Z1, (R14)(AX*1)
 	VMOVUPS Z2, (R14)(AX*2)
 	LEAQ (AX)(AX*2), AX
+	ADDOUT((R14)(AX*1), Z3)
 	VMOVUPS Z3, (R14)(AX*1)
 	ADDQ $64, R14
+	BIASNEXT($64)
 	MOVQ gsb-40(SP), AX
 	ADDQ AX, wg-56(SP)
 	DECQ CX
@@ -234,10 +278,21 @@ single:
 	MOVQ ng+80(FP), CX
 	MOVQ w+56(FP), AX
 	MOVQ AX, wg-56(SP)
+	MOVQ bias+88(FP), AX
+	MOVQ AX, biasg-72(SP)
 
 group1:
 	MOVQ wg-56(SP), R13
+	MOVQ biasg-72(SP), AX
+	TESTQ AX, AX
+	JEQ group1zero
+	VMOVUPS (AX), Z0
+	JMP group1odd
+
+group1zero:
 	VPXORD Z0, Z0, Z0
+
+group1odd:
 	VPXORD Z4, Z4, Z4
 	XORQ R10, R10
 	MOVQ isb-32(SP), R11
@@ -260,8 +315,10 @@ tail1:
 
 store1:
 	VADDPS Z4, Z0, Z0
+	ADDOUT((R14), Z0)
 	VMOVUPS Z0, (R14)
 	ADDQ $64, R14
+	BIASNEXT($64)
 	MOVQ gsb-40(SP), AX
 	ADDQ AX, wg-56(SP)
 	DECQ CX

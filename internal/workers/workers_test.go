@@ -148,7 +148,7 @@ func BenchmarkWorkers(b *testing.B) {
 	x, w, out := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	half := func(h int) {
 		r0 := h * m / 2
-		kernels.MatmulGroups(out[r0*n:], n, x[r0*k:], k, 1, m/2, k, w, n, 16, n/16)
+		kernels.MatmulGroups(out[r0*n:], n, x[r0*k:], k, 1, m/2, k, w, n, 16, n/16, nil, kernels.EpiStore)
 	}
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(2*m*n*k*b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -30,23 +30,23 @@ type Model struct {
 	tok, pos []float32 // [Vocab,D], [MaxLen,D], row-major
 	layers   []hostLayer
 	lnG, lnB []float32
-	head     [][4]float32 // [D,Vocab] in panels
-	headB    []float32    // [vp]
-	zeros    []float32    // a zero bias for the attention products
+	head     matrix    // [D,Vocab]
+	headB    []float32 // [vp]
+	zeros    []float32 // a zero bias for the attention products
 	exp      *expTable
 }
 
 type hostLayer struct {
 	ln1G, ln1B []float32
-	qkv        [][4]float32 // [D, 3·dp]: Wq·scale | Wk | Wv, each padded to dp columns
-	qkvB       []float32    // [3·dp]
-	wo         [][4]float32 // [D,D]
-	bo         []float32    // [dp]
+	qkv        matrix    // [D, 3·dp]: Wq·scale | Wk | Wv, each padded to dp columns
+	qkvB       []float32 // [3·dp]
+	wo         matrix    // [D,D]
+	bo         []float32 // [dp]
 	ln2G, ln2B []float32
-	w1         [][4]float32 // [D,F]
-	b1         []float32    // [fp]
-	w2         [][4]float32 // [F,D]
-	b2         []float32    // [dp]
+	w1         matrix    // [D,F]
+	b1         []float32 // [fp]
+	w2         matrix    // [F,D]
+	b2         []float32 // [dp]
 }
 
 func roundUp4(n int) int { return (n + 3) &^ 3 }
@@ -65,15 +65,15 @@ func New(c spec.Config, weights [][]float32) (*Model, error) {
 	for range c.Layers {
 		h.layers = append(h.layers, hostLayer{
 			ln1G: make([]float32, d), ln1B: make([]float32, d),
-			qkv: make([][4]float32, d*3*dp/4), qkvB: make([]float32, 3*dp),
-			wo: make([][4]float32, d*dp/4), bo: make([]float32, dp),
+			qkv: newMatrix(d, 3*dp), qkvB: make([]float32, 3*dp),
+			wo: newMatrix(d, dp), bo: make([]float32, dp),
 			ln2G: make([]float32, d), ln2B: make([]float32, d),
-			w1: make([][4]float32, d*h.fp/4), b1: make([]float32, h.fp),
-			w2: make([][4]float32, h.f*dp/4), b2: make([]float32, dp),
+			w1: newMatrix(d, h.fp), b1: make([]float32, h.fp),
+			w2: newMatrix(h.f, dp), b2: make([]float32, dp),
 		})
 	}
 	h.lnG, h.lnB = make([]float32, d), make([]float32, d)
-	h.head, h.headB = make([][4]float32, d*h.vp/4), make([]float32, h.vp)
+	h.head, h.headB = newMatrix(d, h.vp), make([]float32, h.vp)
 	h.zeros = make([]float32, max(h.tpad, h.hdp))
 	h.exp = newExpTable()
 	if err := h.SetWeights(weights); err != nil {
@@ -102,26 +102,30 @@ func (h *Model) SetWeights(weights [][]float32) error {
 		copy(L.ln1G, w[0])
 		copy(L.ln1B, w[1])
 		seg := d * dp / 4 // quads per projection
-		kernels.PackPanels(L.qkv[:seg], w[2], d, d, scale)
-		kernels.PackPanels(L.qkv[seg:2*seg], w[4], d, d, 1)
-		kernels.PackPanels(L.qkv[2*seg:], w[6], d, d, 1)
+		kernels.PackPanels(L.qkv.panels[:seg], w[2], d, d, scale)
+		kernels.PackPanels(L.qkv.panels[seg:2*seg], w[4], d, d, 1)
+		kernels.PackPanels(L.qkv.panels[2*seg:], w[6], d, d, 1)
 		kernels.PackBias(L.qkvB[:dp], w[3], scale)
 		kernels.PackBias(L.qkvB[dp:2*dp], w[5], 1)
 		kernels.PackBias(L.qkvB[2*dp:], w[7], 1)
-		kernels.PackPanels(L.wo, w[8], d, d, 1)
+		kernels.PackPanels(L.wo.panels, w[8], d, d, 1)
 		kernels.PackBias(L.bo, w[9], 1)
 		copy(L.ln2G, w[10])
 		copy(L.ln2B, w[11])
-		kernels.PackPanels(L.w1, w[12], d, h.f, 1)
+		kernels.PackPanels(L.w1.panels, w[12], d, h.f, 1)
 		kernels.PackBias(L.b1, w[13], 1)
-		kernels.PackPanels(L.w2, w[14], h.f, d, 1)
+		kernels.PackPanels(L.w2.panels, w[14], h.f, d, 1)
 		kernels.PackBias(L.b2, w[15], 1)
+		for _, m := range []*matrix{&L.qkv, &L.wo, &L.w1, &L.w2} {
+			m.regroup()
+		}
 	}
 	n := len(weights)
 	copy(h.lnG, weights[n-4])
 	copy(h.lnB, weights[n-3])
-	kernels.PackPanels(h.head, weights[n-2], d, h.v, 1)
+	kernels.PackPanels(h.head.panels, weights[n-2], d, h.v, 1)
 	kernels.PackBias(h.headB, weights[n-1], 1)
+	h.head.regroup()
 	return nil
 }
 
@@ -256,18 +260,18 @@ func (d *Decoder) runChunk(w *hostWork, rows, tokens, pos []int32) {
 	for l := range m.layers {
 		L := &m.layers[l]
 		layerNormRows(w.a, w.x, dp, n, dm, L.ln1G, L.ln1B)
-		kernels.MatmulPanels(w.qkv, 3*dp, w.a, dp, n, dm, L.qkv, dm, 3*dp/4, L.qkvB, kernels.EpiStore)
+		L.qkv.mul(w.qkv, 3*dp, w.a, dp, n, L.qkvB, kernels.EpiStore)
 		for i, b := range rows {
 			d.attend(w, l, i, int(b), int(pos[b]))
 		}
-		kernels.MatmulPanels(w.x, dp, w.ctx, dp, n, dm, L.wo, dm, dp/4, L.bo, kernels.EpiAdd)
+		L.wo.mul(w.x, dp, w.ctx, dp, n, L.bo, kernels.EpiAdd)
 		layerNormRows(w.a, w.x, dp, n, dm, L.ln2G, L.ln2B)
-		kernels.MatmulPanels(w.hid, m.fp, w.a, dp, n, dm, L.w1, dm, m.fp/4, L.b1, kernels.EpiStore)
+		L.w1.mul(w.hid, m.fp, w.a, dp, n, L.b1, kernels.EpiStore)
 		geluRows(m.exp, w.hid, m.fp, n, m.f, w.gtmp)
-		kernels.MatmulPanels(w.x, dp, w.hid, m.fp, n, m.f, L.w2, m.f, dp/4, L.b2, kernels.EpiAdd)
+		L.w2.mul(w.x, dp, w.hid, m.fp, n, L.b2, kernels.EpiAdd)
 	}
 	layerNormRows(w.a, w.x, dp, n, dm, m.lnG, m.lnB)
-	kernels.MatmulPanels(w.logits, m.vp, w.a, dp, n, dm, m.head, dm, m.vp/4, m.headB, kernels.EpiStore)
+	m.head.mul(w.logits, m.vp, w.a, dp, n, m.headB, kernels.EpiStore)
 	for i, b := range rows {
 		copy(d.out[int(b)*m.v:][:m.v], w.logits[i*m.vp:][:m.v])
 	}

@@ -310,7 +310,7 @@ func TestHostSetWeights(t *testing.T) {
 	c := smallConfig()
 	p := newTestPolicy(t, c)
 	h := hostModelT(t, p)
-	w1 := &h.layers[0].w1[0]
+	w1 := &h.layers[0].w1.panels[0]
 	const rows, length = 4, 10
 	rng := rand.New(rand.NewPCG(2, 2))
 	tokens := hostRandomTokens(rng, rows*length, c.Vocab)
@@ -331,7 +331,7 @@ func TestHostSetWeights(t *testing.T) {
 	if err := h.SetWeights(w); err != nil {
 		t.Fatal(err)
 	}
-	if &h.layers[0].w1[0] != w1 {
+	if &h.layers[0].w1.panels[0] != w1 {
 		t.Error("SetWeights reallocated the weights")
 	}
 	after, err := h.Forward(rows, length, tokens)

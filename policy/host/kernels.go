@@ -58,16 +58,31 @@ func layerNormRows(out, x []float32, s, n, d int, g, b []float32) {
 	}
 }
 
-// expTable holds the float32 bits of 2^(j/32), j = 0..31, for expShifted. It lives in the
-// Model (see newExpTable) rather than in a package variable.
-type expTable [32]uint32
+// expTable holds the float32 bits of 2^(j/32), j = 0..31, and the constants of expShifted, in the
+// layout of the 16-lane kernels (kernels.ExpShiftedVec, kernels.GeluVec). It lives in the Model
+// (see newExpTable) rather than in a package variable.
+type expTable = kernels.ExpConsts
+
+// The constants of expShifted and geluRows (see there).
+const (
+	expInvStep = 32 / math.Ln2
+	expStepHi  = 0.693359375 / 32 // ln 2/32 split so that n·expStepHi is exact for |n| < 2^15
+	expStepLo  = -2.12194440e-4 / 32
+	expRound   = 12582912 // 1.5·2²³: adding it rounds a float32 to an integer
+	expLowest  = -87.3
+	geluC      = -2 * 0.7978845608028654 // −2·√(2/π)
+	geluC3     = 0.044715
+)
 
 func newExpTable() *expTable {
-	var t expTable
-	for j := range t {
-		t[j] = math.Float32bits(float32(math.Exp2(float64(j) / 32)))
+	t := &expTable{
+		InvStep: expInvStep, StepHi: expStepHi, StepLo: expStepLo, Round: expRound, Lowest: expLowest,
+		Sixth: 1.0 / 6, Half: 0.5, One: 1, GeluC: geluC, GeluC3: geluC3, MaxArg: expMaxArg,
 	}
-	return &t
+	for j := range t.Table {
+		t.Table[j] = math.Float32bits(float32(math.Exp2(float64(j) / 32)))
+	}
+	return t
 }
 
 // expMaxArg is the largest argument expShifted accepts: e^88 ≈ 1.65e38 still fits in float32.
@@ -77,57 +92,66 @@ const expMaxArg = 88
 // ~2 ulp. With n = round(32·x/ln 2) and r = x − n·ln2/32 (Cody–Waite, |r| ≤ 0.011),
 // e^x = 2^⌊n/32⌋ · 2^((n mod 32)/32) · e^r, the middle factor from the table and e^r from a cubic
 // (truncation error r⁴/24 < 6e−10). That is about half the floating-point work of a plain
-// degree-7 polynomial on |r| ≤ ln2/2. It is a loop over a slice rather than a function per value:
-// the body is too large for the inliner, and as a loop the out-of-order core overlaps successive
-// values. Arguments below −87.3 are raised to it, giving ~1e−38 instead of a subnormal or 0, which
-// no softmax or sigmoid here can tell apart.
+// degree-7 polynomial on |r| ≤ ln2/2. Arguments below −87.3 are raised to it, giving ~1e−38
+// instead of a subnormal or 0, which no softmax or sigmoid here can tell apart.
+//
+// kernels.ExpShiftedVec does the whole 16-value blocks where it can, bit for bit as expScalar;
+// the sum is always taken here, in order of i.
 func expShifted(tab *expTable, s []float32, m float32) float32 {
-	const (
-		invStep = 32 / math.Ln2
-		stepHi  = 0.693359375 / 32 // ln 2/32 split so that n·stepHi is exact for |n| < 2^15
-		stepLo  = -2.12194440e-4 / 32
-		round   = 12582912 // 1.5·2²³: adding it rounds a float32 to an integer
-		lowest  = -87.3
-	)
+	done := kernels.ExpShiftedVec(s, m, tab)
+	expScalar(tab, s[done:], m)
 	var sum float32
-	for i, v := range s {
-		x := v - m
-		if x < lowest {
-			x = lowest
-		}
-		t := x*invStep + round
-		n := t - round
-		k := math.Float32bits(t) - math.Float32bits(round) // n as a two's-complement integer
-		r := x - n*stepHi - n*stepLo
-		p := r*r*(0.5+r*(1.0/6)) + r + 1
-		scale := tab[k&31] + uint32(int32(k)>>5)<<23
-		y := p * math.Float32frombits(scale)
-		s[i] = y
+	for _, y := range s {
 		sum += y
 	}
 	return sum
 }
 
+// expScalar is expShifted's loop without the sum, one value at a time. It is a loop over a slice
+// rather than a function per value: the body is too large for the inliner, and as a loop the
+// out-of-order core overlaps successive values.
+func expScalar(tab *expTable, s []float32, m float32) {
+	for i, v := range s {
+		x := v - m
+		if x < expLowest {
+			x = expLowest
+		}
+		t := x*expInvStep + expRound
+		n := t - expRound
+		k := math.Float32bits(t) - math.Float32bits(expRound) // n as a two's-complement integer
+		r := x - n*expStepHi - n*expStepLo
+		p := r*r*(0.5+r*(1.0/6)) + r + 1
+		scale := tab.Table[k&31] + uint32(int32(k)>>5)<<23
+		s[i] = p * math.Float32frombits(scale)
+	}
+}
+
 // geluRows applies the tanh-approximate GELU, 0.5·x·(1 + tanh(u)) with
 // u = √(2/π)·(x + 0.044715·x³), to the first f values of n rows of x (row stride s), computed as
 // x·σ(2u) = x / (1 + e^(−2u)), the same function with one exp. tmp holds ≥ f values.
+// kernels.GeluVec does the whole 16-value blocks of a row where it can, bit for bit as the loops
+// here.
 func geluRows(tab *expTable, x []float32, s, n, f int, tmp []float32) {
-	const c = -2 * 0.7978845608028654 // −2·√(2/π)
-	tmp = tmp[:f]
 	for r := range n {
 		xr := x[r*s : r*s+f]
-		xr = xr[:len(tmp)]
-		for i, v := range xr {
-			t := c * (v + 0.044715*v*v*v)
-			if t > expMaxArg {
-				t = expMaxArg
-			}
-			tmp[i] = t
+		done := kernels.GeluVec(xr, tab)
+		geluScalar(tab, xr[done:], tmp)
+	}
+}
+
+// geluScalar is geluRows' loops for the values of x, one at a time (tmp holds ≥ len(x) values).
+func geluScalar(tab *expTable, x, tmp []float32) {
+	t := tmp[:len(x)]
+	for i, v := range x {
+		u := geluC * (v + geluC3*v*v*v)
+		if u > expMaxArg {
+			u = expMaxArg
 		}
-		expShifted(tab, tmp, 0)
-		for i, v := range xr {
-			xr[i] = v / (1 + tmp[i])
-		}
+		t[i] = u
+	}
+	expScalar(tab, t, 0)
+	for i, v := range x {
+		x[i] = v / (1 + t[i])
 	}
 }
 

@@ -1,0 +1,59 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// MatmulGroups with a bias and either epilogue must give MatmulPanels' results bit for bit on
+// the same columns (the host decoder uses whichever the CPU has, and its samples must not
+// depend on it): row counts on both sides of the blocks of four, odd and even k, one to three
+// groups (odd group counts take the one-group path), row strides wider than k, and no bias.
+func TestMatmulGroupsMatchesPanels(t *testing.T) {
+	if !HasAVX512() {
+		t.Skip("no AVX-512 kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	randoms := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, n := range []int{1, 3, 4, 5, 9} {
+		for _, k := range []int{1, 2, 7, 16, 33, 64} {
+			for _, ng := range []int{1, 2, 3} {
+				m := 16 * ng
+				ldx := k + 3
+				x, w, b := randoms(n*ldx), randoms(k*m), randoms(m)
+				panels := make([][4]float32, k*m/4)
+				PackPanels(panels, w, k, m, 1)
+				for _, withBias := range []bool{true, false} {
+					bias := b
+					if !withBias {
+						bias = nil
+					}
+					for _, epi := range []int{EpiStore, EpiAdd} {
+						start := randoms(n * m)
+						want := append([]float32(nil), start...)
+						pb := bias
+						if pb == nil {
+							pb = make([]float32, m)
+						}
+						MatmulPanels(want, m, x, ldx, n, k, panels, k, m/4, pb, epi)
+						got := append([]float32(nil), start...)
+						MatmulGroups(got, m, x, ldx, 1, n, k, w, m, 16, ng, bias, epi)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("n %d k %d groups %d bias %v epi %d: out[%d] = %g, panels %g",
+									n, k, ng, withBias, epi, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
