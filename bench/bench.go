@@ -351,13 +351,20 @@ func benchSample(o Options, batch int, decode func(tok, pos []int32) ([]float32,
 // sample draws a token from softmax(logits), as the rollout collector does.
 func sample(logits []float32, rng *rand.Rand) int32 {
 	peak := float64(slices.Max(logits))
+	var small [256]float64 // e^(l − peak) per token, computed once for both sums
+	e := small[:0]
+	if len(logits) > len(small) {
+		e = make([]float64, 0, len(logits))
+	}
 	var z float64
 	for _, l := range logits {
-		z += math.Exp(float64(l) - peak)
+		x := math.Exp(float64(l) - peak)
+		e = append(e, x)
+		z += x
 	}
 	u := rng.Float64() * z
-	for i, l := range logits {
-		u -= math.Exp(float64(l) - peak)
+	for i, x := range e {
+		u -= x
 		if u < 0 {
 			return int32(i)
 		}

@@ -562,9 +562,16 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 			maxL, best = float64(l), i
 		}
 	}
+	var small [256]float64 // e^(l − max) per token, computed once for both sums
+	e := small[:0]
+	if len(logits) > len(small) {
+		e = make([]float64, 0, len(logits))
+	}
 	var z float64
 	for _, l := range logits {
-		z += math.Exp(float64(l) - maxL)
+		x := math.Exp(float64(l) - maxL)
+		e = append(e, x)
+		z += x
 	}
 	logZ := maxL + math.Log(z)
 	pick := best
@@ -572,8 +579,8 @@ func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32)
 		u := rng.Float64() * z
 		pick = len(logits) - 1
 		acc := 0.0
-		for i, l := range logits {
-			acc += math.Exp(float64(l) - maxL)
+		for i, x := range e {
+			acc += x
 			if u < acc {
 				pick = i
 				break

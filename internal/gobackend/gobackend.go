@@ -46,11 +46,14 @@ func Install() {
 		installReduce()
 		installTranspose()
 		installUnary()
+		if useAVX {
+			installFused()
+		}
 	})
 }
 
 // New installs graftrl's executors (Install) and gradients (gradients.Register) and creates the
-// pure-Go backend. It
+// pure-Go backend, which fuses the element-wise chains of every graph it compiles (fuse.go). It
 // runs a graph's ops one after another (ops_sequential) and each large op splits its own work
 // across the worker pool (internal/workers): the backend's parallel mode starts a goroutine per
 // op, and on the machines measured here a goroutine needs tens of microseconds to be woken on an
@@ -58,6 +61,19 @@ func Install() {
 // unlimited for the backend's own executors: GoMLX v0.26's bounded worker pool deadlocks when
 // several matmuls are in flight.
 func New() (backends.Backend, error) {
+	b, err := newSimplego()
+	if err != nil || !fuseReady() {
+		return b, err
+	}
+	return fusingBackend{b}, nil
+}
+
+// NewUnfused is New without fusing element-wise chains: the same values (fusing is bit for bit),
+// one op at a time, for checks and speed comparisons.
+func NewUnfused() (backends.Backend, error) { return newSimplego() }
+
+// newSimplego installs graftrl's executors and gradients and creates the Go backend, unfused.
+func newSimplego() (backends.Backend, error) {
 	Install()
 	gradients.Register()
 	// simplego prints a line to stdout when parallelism is configured; keep stdout for our output.

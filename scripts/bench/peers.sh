@@ -219,11 +219,13 @@ head = f"{rounds} alternating rounds, {reps} reps each, medians"
 if machine:
     head += f"; {machine['cpu']}, {machine['cores']} cores"
 print(head)
+if machine:
+    print(f"peak: {machine['peak_gflops']:.0f} GFLOP/s = {machine['peak_derivation']}")
 print(f"SIMD: {simd}" + (f"; PyTorch dispatches {', '.join(sorted(capability))}" if capability else ""))
 print("checks (max |logit difference| against graftrl's):")
 print("  " + open(os.path.join(work, "checks.txt")).read().strip().replace("\n", "\n  "))
 print()
-cols = f"{'train B16 ms':>13s} {'train B64 ms':>13s} {'sample B16 tok/s':>17s}"
+cols = f"{'train B16 ms':>13s} {'train B64 ms':>13s} {'sample B16 tok/s':>17s} {'% of peak B16/B64':>18s}"
 print(f"{'size':<16s} {'backend':<34s} {cols}")
 
 def fmt(x, width, digits):
@@ -233,6 +235,12 @@ for d in sizes:
     c = json.load(open(os.path.join(work, f"check-{d}.json")))["config"]
     name = f"d{d} L{c['layers']} H{c['heads']} T{d}"
     rows = {}
+    # FLOPs of one train step at B16 and B64, from a graftrl run (the model's multiply-adds × 2,
+    # the same for every implementation of it), for each row's share of the machine's peak.
+    step_flops = None
+    for p in graftrl:
+        for r in runs(d, p):
+            step_flops = [t["gflops"] * t["ms"] * 1e6 for t in r["train"]]
     for p, lab in labels.items():
         rs = runs(d, p)
         if not rs:
@@ -245,7 +253,10 @@ for d in sizes:
                                 med(r["sample_scan"][0]["tokens_per_s"] for r in rs))
     for p, (lab, tr, tps) in rows.items():
         star = " *" if p == "xla" else ""
-        print(f"{name:<16s} {lab + star:<34s} {fmt(tr[0], 13, 1)} {fmt(tr[1], 13, 1)} {fmt(tps, 17, 0)}")
+        share = "—"
+        if machine and step_flops and tr[0] is not None:
+            share = "/".join(f"{100 * f / (t / 1e3) / (machine['peak_gflops'] * 1e9):.1f}%" for f, t in zip(step_flops, tr))
+        print(f"{name:<16s} {lab + star:<34s} {fmt(tr[0], 13, 1)} {fmt(tr[1], 13, 1)} {fmt(tps, 17, 0)} {share:>18s}")
         name = ""
     ours = {p: v for p, v in rows.items() if p in graftrl}
     theirs = {p: v for p, v in rows.items() if p not in graftrl}

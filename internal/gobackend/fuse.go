@@ -1,0 +1,376 @@
+package gobackend
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/graftrl/graftrl/internal/workers"
+)
+
+// The Go backend runs a graph op by op, each element-wise op a full sweep over memory: a chain
+// such as the tanh-GELU, h·(1 + tanh(h·(c₁ + c₃·h²))), and its gradient reads and writes a
+// [batch, tokens, d_ff] tensor a dozen times. Fusing compiles every such chain into one node
+// that runs the chain's ops on a block of a few hundred values at a time, in L1, and writes only
+// the chain's result: the intermediate values that nothing else reads are never stored.
+//
+// A chain is a tree of float32 Add, Sub, Mul, Div, Neg, Exp and Tanh of one shape whose inner
+// nodes have exactly one use (a value read anywhere else, or a graph output, stays a node of its
+// own and becomes an input of the chain); operands may also be scalars, on the side the
+// executors of elementwise.go accept them. Each op runs on the same kernels as its own executor
+// (binaryFloat32, expFloat32, tanhFloat32), so every value is bit for bit what the unfused graph
+// computes: fusing changes how fast a step runs, never its result.
+//
+// The rewrite happens when a graph is compiled (fusingBuilder.Compile): the chain's root node
+// becomes a node of op type fusedOp (FFT, which the Go backend does not implement, so no other
+// node has it) whose inputs are the chain's inputs and whose data is the chain's program; the
+// inner nodes, no longer used, are skipped by the backend. Like the executors it reaches into
+// gomlx v0.26.0 internals (the Node fields inputs, opType, shape and data), checked when the
+// package is installed; if they are not there nothing is fused.
+
+// fusedOp is the op type of fused chain nodes.
+const fusedOp = backends.OpTypeFFT
+
+// fusedBlock is how many values of each chain value a block holds: a chain of ten ops keeps
+// 20 KB of them, inside the L1 cache.
+const fusedBlock = 512
+
+// fusedMinSize is the smallest tensor whose chains are fused: below it the ops cost less than
+// the node overhead they save.
+const fusedMinSize = 256
+
+// fuseOp is one operation of a chain program.
+type fuseOp uint8
+
+const (
+	fuseMul fuseOp = iota // the binaryOp values, in their order
+	fuseAdd
+	fuseSub
+	fuseDiv
+	fuseNeg
+	fuseExp
+	fuseTanh
+)
+
+// fuseInstr computes value dst = a op b (b unused by unary ops). Operands ≥ 0 are chain inputs,
+// < 0 are earlier values (−1 − index); scalar operands are inputs of one value.
+type fuseInstr struct {
+	op   fuseOp
+	a, b int
+}
+
+// fusedProgram is the data of a fused node: its instructions in order, the last one the chain's
+// result.
+type fusedProgram struct {
+	instrs []fuseInstr
+	size   int // values of the result
+}
+
+// String lists the program, for errors and tests.
+func (p *fusedProgram) String() string {
+	names := [...]string{"mul", "add", "sub", "div", "neg", "exp", "tanh"}
+	operand := func(i int) string {
+		if i < 0 {
+			return fmt.Sprintf("v%d", -1-i)
+		}
+		return fmt.Sprintf("in%d", i)
+	}
+	s := ""
+	for i, in := range p.instrs {
+		s += fmt.Sprintf("v%d=%s(%s", i, names[in.op], operand(in.a))
+		if in.op <= fuseDiv {
+			s += "," + operand(in.b)
+		}
+		s += ") "
+	}
+	return s
+}
+
+// fusingBackend is the Go backend with element-wise chains fused in every graph it compiles.
+type fusingBackend struct{ backends.Backend }
+
+// Builder returns a builder whose Compile fuses.
+func (f fusingBackend) Builder(name string) backends.Builder {
+	return fusingBuilder{f.Backend.Builder(name)}
+}
+
+// fusingBuilder is the Go backend's builder with a Compile that fuses chains first.
+type fusingBuilder struct{ backends.Builder }
+
+// Compile fuses the graph's element-wise chains (fuseChains) and compiles it.
+func (f fusingBuilder) Compile(outputs []backends.Op, shardings []*backends.ShardingSpec) (backends.Executable, error) {
+	fuseChains(outputs)
+	return f.Builder.Compile(outputs, shardings)
+}
+
+// nodeFields gives settable access to the fields of a Go-backend node that fusing reads and
+// rewrites (gomlx v0.26.0 names); ok is false if one is missing or of another type.
+type nodeFields struct {
+	inputs *[]*simplego.Node
+	opType *backends.OpType
+	shape  *shapes.Shape
+	data   *any
+	multi  *[]shapes.Shape
+}
+
+// fieldsOf returns n's fields.
+func fieldsOf(n *simplego.Node) (nodeFields, bool) {
+	v := reflect.ValueOf(n).Elem()
+	field := func(name string, t reflect.Type) unsafe.Pointer {
+		f := v.FieldByName(name)
+		if !f.IsValid() || f.Type() != t {
+			return nil
+		}
+		return unsafe.Pointer(f.UnsafeAddr())
+	}
+	p := [5]unsafe.Pointer{
+		field("inputs", reflect.TypeFor[[]*simplego.Node]()),
+		field("opType", reflect.TypeFor[backends.OpType]()),
+		field("shape", reflect.TypeFor[shapes.Shape]()),
+		field("data", reflect.TypeFor[any]()),
+		field("multiOutputsShapes", reflect.TypeFor[[]shapes.Shape]()),
+	}
+	if slices.Contains(p[:], nil) {
+		return nodeFields{}, false
+	}
+	return nodeFields{(*[]*simplego.Node)(p[0]), (*backends.OpType)(p[1]), (*shapes.Shape)(p[2]), (*any)(p[3]), (*[]shapes.Shape)(p[4])}, true
+}
+
+// fusable maps the op types a chain may hold to their program ops.
+var fusable = map[backends.OpType]fuseOp{
+	backends.OpTypeMul: fuseMul, backends.OpTypeAdd: fuseAdd, backends.OpTypeSub: fuseSub,
+	backends.OpTypeDiv: fuseDiv, backends.OpTypeNeg: fuseNeg, backends.OpTypeExp: fuseExp,
+	backends.OpTypeTanh: fuseTanh,
+}
+
+// chainNode is what fuseChains knows of a node.
+type chainNode struct {
+	f      nodeFields
+	op     fuseOp
+	member bool // a float32 element-wise op whose operands a chain accepts
+	uses   int  // reads by other nodes, plus one for a graph output
+}
+
+// fuseChains rewrites every chain of two or more element-wise ops among the nodes outputs
+// depend on into one fused node (see the top of this file) and returns the fused nodes.
+func fuseChains(outputs []backends.Op) (fused []*simplego.Node) {
+	info := map[*simplego.Node]*chainNode{}
+	var order []*simplego.Node // every reachable node, inputs before users
+	var visit func(n *simplego.Node) bool
+	visit = func(n *simplego.Node) bool {
+		if _, seen := info[n]; seen {
+			return true
+		}
+		f, ok := fieldsOf(n)
+		if !ok {
+			return false
+		}
+		c := &chainNode{f: f}
+		info[n] = c
+		for _, in := range *f.inputs {
+			if !visit(in) {
+				return false
+			}
+			info[in].uses++
+		}
+		order = append(order, n)
+		return true
+	}
+	for _, o := range outputs {
+		n, ok := o.(*simplego.Node)
+		if !ok || !visit(n) {
+			return nil
+		}
+		info[n].uses++
+	}
+	for _, n := range order {
+		c := info[n]
+		op, ok := fusable[*c.f.opType]
+		c.op = op
+		c.member = ok && len(*c.f.multi) == 0 && operandsFit(c, info)
+	}
+	absorbed := map[*simplego.Node]bool{}
+	for i := len(order) - 1; i >= 0; i-- {
+		root := order[i]
+		if c := info[root]; c.member && !absorbed[root] && fuseAt(root, info, absorbed) {
+			fused = append(fused, root)
+		}
+	}
+	return fused
+}
+
+// operandsFit reports whether c's output is a float32 tensor of at least fusedMinSize values
+// and its operands have its shape or are scalars on a side the binary kernels accept.
+func operandsFit(c *chainNode, info map[*simplego.Node]*chainNode) bool {
+	s := *c.f.shape
+	if s.DType != dtypes.Float32 || s.Size() < fusedMinSize {
+		return false
+	}
+	ins := *c.f.inputs
+	if c.op > fuseDiv {
+		return len(ins) == 1 && info[ins[0]].f.shape.Equal(s)
+	}
+	if len(ins) != 2 {
+		return false
+	}
+	l, r := *info[ins[0]].f.shape, *info[ins[1]].f.shape
+	scalar := func(x shapes.Shape) bool { return x.DType == dtypes.Float32 && x.Rank() == 0 }
+	return (l.Equal(s) && (r.Equal(s) || scalar(r))) || (scalar(l) && r.Equal(s) && (c.op == fuseMul || c.op == fuseAdd))
+}
+
+// fuseAt gathers the chain that ends at root — root and, recursively, every operand that is a
+// member of the same shape used only there — and, if it holds two ops or more, turns root into
+// a fused node and returns true.
+func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed map[*simplego.Node]bool) bool {
+	shape := *info[root].f.shape
+	chain := []*simplego.Node{root}
+	for i := 0; i < len(chain); i++ {
+		for _, in := range *info[chain[i]].f.inputs {
+			c := info[in]
+			if c.member && c.uses == 1 && !absorbed[in] && !slices.Contains(chain, in) && c.f.shape.Equal(shape) {
+				chain = append(chain, in)
+			}
+		}
+	}
+	if len(chain) < 2 {
+		return false
+	}
+	// Program order: inputs before users. The chain is a tree under root (every inner node has
+	// one use), so ordering by reverse discovery puts operands first.
+	slices.Reverse(chain)
+	value := map[*simplego.Node]int{}
+	var inputs []*simplego.Node
+	operand := func(n *simplego.Node) int {
+		if v, ok := value[n]; ok {
+			return -1 - v
+		}
+		if i := slices.Index(inputs, n); i >= 0 {
+			return i
+		}
+		inputs = append(inputs, n)
+		return len(inputs) - 1
+	}
+	prog := &fusedProgram{size: shape.Size()}
+	for _, n := range chain {
+		c := info[n]
+		ins := *c.f.inputs
+		in := fuseInstr{op: c.op, a: operand(ins[0])}
+		if c.op <= fuseDiv {
+			in.b = operand(ins[1])
+		}
+		value[n] = len(prog.instrs)
+		prog.instrs = append(prog.instrs, in)
+	}
+	for _, n := range chain[:len(chain)-1] {
+		absorbed[n] = true
+	}
+	f := info[root].f
+	*f.inputs = inputs
+	*f.opType = fusedOp
+	*f.data = prog
+	return true
+}
+
+// installFused makes the Go backend run fused nodes, where the executor table has no entry for
+// fusedOp (so that no other node has that op type).
+func installFused() {
+	if simplegoNodeExecutors[fusedOp] == nil {
+		simplegoNodeExecutors[fusedOp] = execFused
+	}
+}
+
+// fuseReady reports whether fusing can run: the AVX kernels of binaryFloat32 exist, fused nodes
+// have their executor, the node fields are where fieldsOf looks, and Exp and Tanh's kernels give
+// math's values (else the chains would not be bit for bit the backend's).
+func fuseReady() bool {
+	ours := reflect.ValueOf(simplegoNodeExecutors[fusedOp]).Pointer() == reflect.ValueOf(execFused).Pointer()
+	if !useAVX || !ours || (haveUnaryKernels && !unaryKernelsMatchMath()) {
+		return false
+	}
+	_, ok := fieldsOf(&simplego.Node{})
+	return ok
+}
+
+// execFused runs a fused node: the program on blocks of fusedBlock values, split across the
+// worker pool, into a new buffer or an owned input of the output's shape.
+func execFused(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
+	f, ok := fieldsOf(node)
+	if !ok {
+		return nil, fmt.Errorf("gobackend: fused node: unknown node layout")
+	}
+	prog, ok := (*f.data).(*fusedProgram)
+	if !ok {
+		return nil, fmt.Errorf("gobackend: op %s is not implemented by the Go backend", fusedOp)
+	}
+	s := *f.shape
+	vals := make([][]float32, len(in))
+	take := -1
+	for i := range in {
+		data, err := b.BufferData(in[i])
+		v, isF32 := data.([]float32)
+		if err != nil || !isF32 || (len(v) != prog.size && len(v) != 1) {
+			return nil, fmt.Errorf("gobackend: fused node %s: input %d is not a float32 tensor of %d values or a scalar", prog, i, prog.size)
+		}
+		vals[i] = v
+		if take < 0 && owned[i] && len(v) == prog.size {
+			take = i
+		}
+	}
+	out, values, ok := takeOrNewFloat32Buffer(b, in, owned, take, s)
+	if !ok {
+		return nil, fmt.Errorf("gobackend: fused node %s: no output buffer", prog)
+	}
+	workers.ParallelRange(prog.size, elementGrain, fusedBlock, func(lo, hi int) {
+		scratch := workers.GetScratch((len(prog.instrs) - 1) * fusedBlock)
+		defer workers.PutScratch(scratch)
+		for at := lo; at < hi; at += fusedBlock {
+			runFusedBlock(prog, vals, values, *scratch, at, min(hi, at+fusedBlock))
+		}
+	})
+	return out, nil
+}
+
+// runFusedBlock runs the program on values lo..hi−1: every value but the last in scratch, the
+// last into out.
+func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, lo, hi int) {
+	m := hi - lo
+	operand := func(i int) []float32 {
+		if i < 0 {
+			return scratch[(-1-i)*fusedBlock:][:m]
+		}
+		if v := in[i]; len(v) > 1 {
+			return v[lo:hi]
+		}
+		return in[i]
+	}
+	last := len(prog.instrs) - 1
+	for k, ins := range prog.instrs {
+		dst := out[lo:hi]
+		if k < last {
+			dst = scratch[k*fusedBlock:][:m]
+		}
+		a := operand(ins.a)
+		switch ins.op {
+		case fuseNeg:
+			for j, x := range a[:m] {
+				dst[j] = -x
+			}
+		case fuseExp:
+			expFloat32(dst, a)
+		case fuseTanh:
+			tanhFloat32(dst, a)
+		default:
+			b := operand(ins.b)
+			if len(a) == 1 { // a scalar left operand of Mul or Add
+				a, b = b, a
+			}
+			binaryFloat32(dst, a, b, binaryOp(ins.op))
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package gobackend
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// fuseGraph builds, with the backend builder's own API, a graph of chains of every kind fusing
+// meets, on a parameter x of n values and a parameter y of its shape:
+//
+//	h    = x·y                      (read three times: an input of the chains below)
+//	gelu = h·(1 + tanh(h·(0.5 + 0.25·(h·h))))
+//	soft = e^(h − y) / 3            (the Sub's result owned by Exp)
+//	neg  = −(2·soft) + gelu         (a scalar on the left of Mul)
+//
+// and returns the outputs gelu (also read by neg) and neg.
+func fuseGraph(t *testing.T, b backends.Builder, n int) []backends.Op {
+	t.Helper()
+	must := func(op backends.Op, err error) backends.Op {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	s := shapes.Make(dtypes.Float32, n)
+	x := must(b.Parameter("x", s, nil))
+	y := must(b.Parameter("y", s, nil))
+	c := func(v float32) backends.Op { return must(b.Constant([]float32{v})) }
+	h := must(b.Mul(x, y))
+	inner := must(b.Add(c(0.5), must(b.Mul(must(b.Mul(h, h)), c(0.25)))))
+	gelu := must(b.Mul(h, must(b.Add(must(b.Tanh(must(b.Mul(h, inner)))), c(1)))))
+	soft := must(b.Div(must(b.Exp(must(b.Sub(h, y)))), c(3)))
+	neg := must(b.Add(must(b.Neg(must(b.Mul(c(2), soft)))), gelu))
+	return []backends.Op{gelu, neg}
+}
+
+// runGraph compiles outputs on b's builder bld and runs them on x and y.
+func runGraph(t *testing.T, be backends.Backend, bld backends.Builder, outputs []backends.Op, x, y []float32) [][]float32 {
+	t.Helper()
+	exe, err := bld.Compile(outputs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []backends.Buffer
+	for _, v := range [][]float32{x, y} {
+		buf, err := be.BufferFromFlatData(0, v, shapes.Make(dtypes.Float32, len(v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, buf)
+	}
+	out, err := exe.Execute(in, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make([][]float32, len(out))
+	for i, o := range out {
+		res[i] = make([]float32, len(x))
+		if err := be.BufferToFlatData(o, res[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+// TestFuseChains checks which chains fuseGraph's graph fuses into (the programs derived by hand
+// from the graph) and that the fused graph computes every value bit for bit as the unfused one,
+// at sizes below the fusing threshold, with a partial block, with several blocks, and large
+// enough to be split across the worker pool.
+func TestFuseChains(t *testing.T) {
+	plain, err := newSimplego()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fuseReady() {
+		t.Skip("fusing does not run on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{100, 515, 3000, 40000} {
+		bld := plain.Builder("fused")
+		outputs := fuseGraph(t, bld, n)
+		var progs []string
+		for _, node := range fuseChains(outputs) {
+			f, ok := fieldsOf(node)
+			if !ok {
+				t.Fatal("node fields not found")
+			}
+			progs = append(progs, (*f.data).(*fusedProgram).String())
+		}
+		var want []string
+		if n >= fusedMinSize {
+			// Roots from the last node back: neg, absorbing Neg, Mul and soft's Div, Exp and Sub
+			// (h is read elsewhere, gelu is an output); then gelu's chain (h·h read as one input).
+			want = []string{
+				"v0=sub(in0,in1) v1=exp(v0) v2=div(v1,in2) v3=mul(in3,v2) v4=neg(v3) v5=add(v4,in4) ",
+				"v0=mul(in0,in0) v1=mul(v0,in1) v2=add(in2,v1) v3=mul(in0,v2) v4=tanh(v3) v5=add(v4,in3) v6=mul(in0,v5) ",
+			}
+		}
+		if len(progs) != len(want) {
+			t.Fatalf("n %d: fused %q, want %q", n, progs, want)
+		}
+		for i := range want {
+			if progs[i] != want[i] {
+				t.Fatalf("n %d: chain %d is %q, want %q", n, i, progs[i], want[i])
+			}
+		}
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(rng.NormFloat64()*2), float32(rng.NormFloat64())
+		}
+		x[0], y[0] = float32(math.Inf(1)), 1 // an infinity through every op
+		x[1], y[1] = 50, 2                   // tanh's saturated branch, a large exponent
+		got := runGraph(t, plain, bld, outputs, x, y)
+		ref := plain.Builder("plain")
+		want2 := runGraph(t, plain, ref, fuseGraph(t, ref, n), x, y)
+		for o := range got {
+			for i := range got[o] {
+				if a, b := got[o][i], want2[o][i]; math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
+					t.Fatalf("n %d: output %d value %d: %v fused, %v unfused", n, o, i, a, b)
+				}
+			}
+		}
+		// One value by hand, as a check of the reference itself.
+		h := x[2] * y[2]
+		g := h * (float32(math.Tanh(float64(h*(0.5+h*h*0.25)))) + 1)
+		if got[0][2] != g {
+			t.Fatalf("n %d: gelu %v, want %v", n, got[0][2], g)
+		}
+	}
+}
