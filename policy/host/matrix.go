@@ -42,7 +42,13 @@ func (m *matrix) mul(out []float32, ldo int, x []float32, ldx, n int, bias []flo
 	g := 0
 	if m.ng > 0 {
 		g = 16 * m.ng
-		kernels.MatmulGroups(out, ldo, x, ldx, 1, n, m.k, m.groups, g, 16, m.ng, bias[:g], epi)
+		// Two groups (32 columns) at a time across all n rows: their k × 32 weights stay in L1
+		// while the kernel's blocks of four rows pass, where one call over all groups would
+		// fetch every weight again for each block of rows.
+		for c := 0; c < m.ng; c += 2 {
+			w := min(2, m.ng-c)
+			kernels.MatmulGroups(out[16*c:], ldo, x, ldx, 1, n, m.k, m.groups[16*c:], g, 16, w, bias[16*c:16*(c+w)], epi)
+		}
 		if m.np == 4*m.ng {
 			return
 		}
