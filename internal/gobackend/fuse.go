@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
+	"github.com/graftrl/graftrl/internal/kernels"
 	"github.com/graftrl/graftrl/internal/workers"
 )
 
@@ -66,10 +67,21 @@ type fuseInstr struct {
 }
 
 // fusedProgram is the data of a fused node: its instructions in order, the last one the chain's
-// result.
+// result, and how each input is read.
 type fusedProgram struct {
 	instrs []fuseInstr
+	inputs []fuseInput
 	size   int // values of the result
+}
+
+// fuseInput is how a fused node reads an input: as it is (a tensor of the result's size, or a
+// scalar), or, for the operand of a BroadcastInDim the chain absorbed, spread to the result's
+// shape: value i of the result reads operand value (i / dims[1])·strides[0] + (i mod
+// dims[1])·strides[1] (the broadcast's axes merged by mergeAxes, at most two; one axis reads
+// i·strides[0], none reads the single value).
+type fuseInput struct {
+	broadcast     bool
+	dims, strides []int
 }
 
 // String lists the program, for errors and tests.
@@ -82,6 +94,11 @@ func (p *fusedProgram) String() string {
 		return fmt.Sprintf("in%d", i)
 	}
 	s := ""
+	for i, in := range p.inputs {
+		if in.broadcast {
+			s += fmt.Sprintf("in%d=bcast%v%v ", i, in.dims, in.strides)
+		}
+	}
 	for i, in := range p.instrs {
 		s += fmt.Sprintf("v%d=%s(%s", i, names[in.op], operand(in.a))
 		if in.op <= fuseDiv {
@@ -155,6 +172,9 @@ type chainNode struct {
 	op     fuseOp
 	member bool // a float32 element-wise op whose operands a chain accepts
 	uses   int  // reads by other nodes, plus one for a graph output
+	// spread is set for a float32 BroadcastInDim a chain may absorb (its merged axes, at most
+	// two, in read).
+	spread *fuseInput
 }
 
 // fuseChains rewrites every chain of two or more element-wise ops among the nodes outputs
@@ -194,6 +214,9 @@ func fuseChains(outputs []backends.Op) (fused []*simplego.Node) {
 		op, ok := fusable[*c.f.opType]
 		c.op = op
 		c.member = ok && len(*c.f.multi) == 0 && operandsFit(c, info)
+		if *c.f.opType == backends.OpTypeBroadcastInDim {
+			c.spread = spreadOf(n, c, info)
+		}
 	}
 	absorbed := map[*simplego.Node]bool{}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -224,21 +247,51 @@ func operandsFit(c *chainNode, info map[*simplego.Node]*chainNode) bool {
 	return (l.Equal(s) && (r.Equal(s) || scalar(r))) || (scalar(l) && r.Equal(s) && (c.op == fuseMul || c.op == fuseAdd))
 }
 
+// spreadOf returns how a chain would read the operand of the BroadcastInDim node n, or nil if it
+// cannot (not float32, below fusedMinSize, unreadable parameters, more than two merged axes).
+func spreadOf(n *simplego.Node, c *chainNode, info map[*simplego.Node]*chainNode) *fuseInput {
+	out, axes, ok := readShapeAndAxes(n)
+	ins := *c.f.inputs
+	if !ok || out.DType != dtypes.Float32 || out.Size() < fusedMinSize || len(ins) != 1 || len(*c.f.multi) != 0 {
+		return nil
+	}
+	op := *info[ins[0]].f.shape
+	if op.DType != dtypes.Float32 || len(axes) != op.Rank() {
+		return nil
+	}
+	strides, ok := broadcastStrides(out.Dimensions, op.Dimensions, axes)
+	if !ok {
+		return nil
+	}
+	dims, strides := mergeAxes(out.Dimensions, strides)
+	if len(dims) > 2 {
+		return nil
+	}
+	return &fuseInput{broadcast: true, dims: dims, strides: strides}
+}
+
 // fuseAt gathers the chain that ends at root — root and, recursively, every operand that is a
 // member of the same shape used only there — and, if it holds two ops or more, turns root into
 // a fused node and returns true.
 func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed map[*simplego.Node]bool) bool {
 	shape := *info[root].f.shape
 	chain := []*simplego.Node{root}
+	spreads := 0 // broadcasts read through
 	for i := 0; i < len(chain); i++ {
 		for _, in := range *info[chain[i]].f.inputs {
 			c := info[in]
-			if c.member && c.uses == 1 && !absorbed[in] && !slices.Contains(chain, in) && c.f.shape.Equal(shape) {
+			if c.uses != 1 || absorbed[in] || !c.f.shape.Equal(shape) || slices.Contains(chain, in) {
+				continue
+			}
+			if c.member {
 				chain = append(chain, in)
+			} else if c.spread != nil {
+				absorbed[in] = true
+				spreads++
 			}
 		}
 	}
-	if len(chain) < 2 {
+	if len(chain)+spreads < 2 {
 		return false
 	}
 	// Program order: inputs before users. The chain is a tree under root (every inner node has
@@ -246,17 +299,23 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 	slices.Reverse(chain)
 	value := map[*simplego.Node]int{}
 	var inputs []*simplego.Node
+	prog := &fusedProgram{size: shape.Size()}
 	operand := func(n *simplego.Node) int {
 		if v, ok := value[n]; ok {
 			return -1 - v
 		}
-		if i := slices.Index(inputs, n); i >= 0 {
+		if c := info[n]; c.spread != nil && absorbed[n] { // read the broadcast's operand spread
+			inputs = append(inputs, (*c.f.inputs)[0])
+			prog.inputs = append(prog.inputs, *c.spread)
+			return len(inputs) - 1
+		}
+		if i := slices.Index(inputs, n); i >= 0 && !prog.inputs[i].broadcast {
 			return i
 		}
 		inputs = append(inputs, n)
+		prog.inputs = append(prog.inputs, fuseInput{})
 		return len(inputs) - 1
 	}
-	prog := &fusedProgram{size: shape.Size()}
 	for _, n := range chain {
 		c := info[n]
 		ins := *c.f.inputs
@@ -311,38 +370,65 @@ func execFused(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, 
 	s := *f.shape
 	vals := make([][]float32, len(in))
 	take := -1
+	spreads := 0
 	for i := range in {
 		data, err := b.BufferData(in[i])
 		v, isF32 := data.([]float32)
-		if err != nil || !isF32 || (len(v) != prog.size && len(v) != 1) {
+		if err != nil || !isF32 || len(in) != len(prog.inputs) || (!prog.inputs[i].broadcast && len(v) != prog.size && len(v) != 1) {
 			return nil, fmt.Errorf("gobackend: fused node %s: input %d is not a float32 tensor of %d values or a scalar", prog, i, prog.size)
 		}
-		vals[i] = v
-		if take < 0 && owned[i] && len(v) == prog.size {
+		if p := prog.inputs[i]; p.broadcast {
+			if len(v) <= maxSpreadIndex(p) {
+				return nil, fmt.Errorf("gobackend: fused node %s: broadcast input %d has %d values", prog, i, len(v))
+			}
+			spreads++
+		} else if take < 0 && owned[i] && len(v) == prog.size {
 			take = i
 		}
+		vals[i] = v
 	}
 	out, values, ok := takeOrNewFloat32Buffer(b, in, owned, take, s)
 	if !ok {
 		return nil, fmt.Errorf("gobackend: fused node %s: no output buffer", prog)
 	}
 	workers.ParallelRange(prog.size, elementGrain, fusedBlock, func(lo, hi int) {
-		scratch := workers.GetScratch((len(prog.instrs) - 1) * fusedBlock)
+		scratch := workers.GetScratch((len(prog.instrs) - 1 + spreads) * fusedBlock)
 		defer workers.PutScratch(scratch)
+		spread := make([][]float32, len(vals))
 		for at := lo; at < hi; at += fusedBlock {
-			runFusedBlock(prog, vals, values, *scratch, at, min(hi, at+fusedBlock))
+			runFusedBlock(prog, vals, values, *scratch, spread, at, min(hi, at+fusedBlock))
 		}
 	})
 	return out, nil
 }
 
-// runFusedBlock runs the program on values lo..hi−1: every value but the last in scratch, the
-// last into out.
-func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, lo, hi int) {
+// maxSpreadIndex is the largest operand index a broadcast input reads.
+func maxSpreadIndex(p fuseInput) int {
+	top := 0
+	for a, d := range p.dims {
+		top += (d - 1) * p.strides[a]
+	}
+	return top
+}
+
+// runFusedBlock runs the program on values lo..hi−1: every value but the last in scratch (after
+// them the broadcast inputs, spread; spread[i] is set to input i's), the last into out.
+func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, spread [][]float32, lo, hi int) {
 	m := hi - lo
+	slot := len(prog.instrs) - 1
+	for i, p := range prog.inputs {
+		if p.broadcast {
+			spread[i] = scratch[slot*fusedBlock:][:m]
+			spreadBlock(spread[i], in[i], p, lo)
+			slot++
+		}
+	}
 	operand := func(i int) []float32 {
 		if i < 0 {
 			return scratch[(-1-i)*fusedBlock:][:m]
+		}
+		if spread[i] != nil {
+			return spread[i]
 		}
 		if v := in[i]; len(v) > 1 {
 			return v[lo:hi]
@@ -371,6 +457,46 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, l
 				a, b = b, a
 			}
 			binaryFloat32(dst, a, b, binaryOp(ins.op))
+		}
+	}
+}
+
+// spreadBlock writes values lo..lo+len(dst)−1 of a broadcast input, read from its operand x:
+// along the inner axis a fill (stride 0), a copy (stride 1) or a strided read.
+func spreadBlock(dst, x []float32, p fuseInput, lo int) {
+	switch len(p.dims) {
+	case 0:
+		spreadRun(dst, x, 0, 0)
+	case 1:
+		spreadRun(dst, x, lo*p.strides[0], p.strides[0])
+	default:
+		inner, so, si := p.dims[1], p.strides[0], p.strides[1]
+		r, c := lo/inner, lo%inner
+		for len(dst) > 0 {
+			n := min(inner-c, len(dst))
+			spreadRun(dst[:n], x, r*so+c*si, si)
+			dst, r, c = dst[n:], r+1, 0
+		}
+	}
+}
+
+// spreadRun sets dst[j] = x[base + j·stride].
+func spreadRun(dst, x []float32, base, stride int) {
+	switch stride {
+	case 0:
+		v, j := x[base], 0
+		if useAVX && len(dst) >= 16 {
+			j = len(dst) &^ 15
+			kernels.FillF32AVX(&dst[0], v, j)
+		}
+		for ; j < len(dst); j++ {
+			dst[j] = v
+		}
+	case 1:
+		copy(dst, x[base:base+len(dst)])
+	default:
+		for j := range dst {
+			dst[j] = x[base+j*stride]
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gobackend
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -131,6 +132,90 @@ func TestFuseChains(t *testing.T) {
 		g := h * (float32(math.Tanh(float64(h*(0.5+h*h*0.25)))) + 1)
 		if got[0][2] != g {
 			t.Fatalf("n %d: gelu %v, want %v", n, got[0][2], g)
+		}
+	}
+}
+
+// TestFuseBroadcasts checks that a chain reads the operands of the broadcasts it absorbs spread
+// in place — a per-row value over a row (layer norm's mean) and a per-column one over every row
+// (a gain) — against the unfused graph bit for bit and against a Go loop.
+func TestFuseBroadcasts(t *testing.T) {
+	plain, err := newSimplego()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fuseReady() {
+		t.Skip("fusing does not run on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, rc := range [][2]int{{37, 16}, {300, 24}, {1000, 40}} {
+		rows, cols := rc[0], rc[1]
+		build := func(b backends.Builder) []backends.Op {
+			must := func(op backends.Op, err error) backends.Op {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return op
+			}
+			s := shapes.Make(dtypes.Float32, rows, cols)
+			x := must(b.Parameter("x", s, nil))
+			m := must(b.Parameter("m", shapes.Make(dtypes.Float32, rows), nil))
+			v := must(b.Parameter("v", shapes.Make(dtypes.Float32, cols), nil))
+			centred := must(b.Sub(x, must(b.BroadcastInDim(m, s, []int{0}))))
+			return []backends.Op{must(b.Mul(centred, must(b.BroadcastInDim(v, s, []int{1}))))}
+		}
+		bld := plain.Builder("fused")
+		outputs := build(bld)
+		fused := fuseChains(outputs)
+		if len(fused) != 1 {
+			t.Fatalf("%dx%d: %d fused nodes, want 1", rows, cols, len(fused))
+		}
+		f, _ := fieldsOf(fused[0])
+		want := fmt.Sprintf("in1=bcast[%d %d][1 0] in2=bcast[%d %d][0 1] v0=sub(in0,in1) v1=mul(v0,in2) ", rows, cols, rows, cols)
+		if got := (*f.data).(*fusedProgram).String(); got != want {
+			t.Fatalf("program %q, want %q", got, want)
+		}
+		x, m, v := make([]float32, rows*cols), make([]float32, rows), make([]float32, cols)
+		for _, s := range [][]float32{x, m, v} {
+			for i := range s {
+				s[i] = float32(rng.NormFloat64())
+			}
+		}
+		run := func(bld backends.Builder, outputs []backends.Op) []float32 {
+			exe, err := bld.Compile(outputs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in []backends.Buffer
+			for _, a := range []struct {
+				v    []float32
+				dims []int
+			}{{x, []int{rows, cols}}, {m, []int{rows}}, {v, []int{cols}}} {
+				buf, err := plain.BufferFromFlatData(0, a.v, shapes.Make(dtypes.Float32, a.dims...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in = append(in, buf)
+			}
+			out, err := exe.Execute(in, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := make([]float32, rows*cols)
+			if err := plain.BufferToFlatData(out[0], res); err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		got := run(bld, outputs)
+		ref := plain.Builder("plain")
+		unfused := run(ref, build(ref))
+		for i := range got {
+			r, c := i/cols, i%cols
+			if w := (x[i] - m[r]) * v[c]; got[i] != w || math.Float32bits(got[i]) != math.Float32bits(unfused[i]) {
+				t.Fatalf("%dx%d: value %d: %v fused, %v unfused, %v by hand", rows, cols, i, got[i], unfused[i], w)
+			}
 		}
 	}
 }
