@@ -22,13 +22,7 @@ import (
 // and returns the outputs gelu (also read by neg) and neg.
 func fuseGraph(t *testing.T, b backends.Builder, n int) []backends.Op {
 	t.Helper()
-	must := func(op backends.Op, err error) backends.Op {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return op
-	}
+	must := mustOp(t)
 	s := shapes.Make(dtypes.Float32, n)
 	x := must(b.Parameter("x", s, nil))
 	y := must(b.Parameter("y", s, nil))
@@ -41,16 +35,34 @@ func fuseGraph(t *testing.T, b backends.Builder, n int) []backends.Op {
 	return []backends.Op{gelu, neg}
 }
 
-// runGraph compiles outputs on b's builder bld and runs them on x and y.
-func runGraph(t *testing.T, be backends.Backend, bld backends.Builder, outputs []backends.Op, x, y []float32) [][]float32 {
+// mustOp returns a function that passes an op through, failing the test on an error.
+func mustOp(t *testing.T) func(backends.Op, error) backends.Op {
+	return func(op backends.Op, err error) backends.Op {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+}
+
+// tensorIn is an input of runGraph: float32 values and their dimensions.
+type tensorIn struct {
+	v    []float32
+	dims []int
+}
+
+// runGraph compiles outputs on the builder bld of backend be and runs them on the inputs,
+// returning each output's values.
+func runGraph(t *testing.T, be backends.Backend, bld backends.Builder, outputs []backends.Op, inputs ...tensorIn) [][]float32 {
 	t.Helper()
 	exe, err := bld.Compile(outputs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var in []backends.Buffer
-	for _, v := range [][]float32{x, y} {
-		buf, err := be.BufferFromFlatData(0, v, shapes.Make(dtypes.Float32, len(v)))
+	for _, a := range inputs {
+		buf, err := be.BufferFromFlatData(0, a.v, shapes.Make(dtypes.Float32, a.dims...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +74,11 @@ func runGraph(t *testing.T, be backends.Backend, bld backends.Builder, outputs [
 	}
 	res := make([][]float32, len(out))
 	for i, o := range out {
-		res[i] = make([]float32, len(x))
+		s, err := be.BufferShape(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[i] = make([]float32, s.Size())
 		if err := be.BufferToFlatData(o, res[i]); err != nil {
 			t.Fatal(err)
 		}
@@ -117,9 +133,9 @@ func TestFuseChains(t *testing.T) {
 		}
 		x[0], y[0] = float32(math.Inf(1)), 1 // an infinity through every op
 		x[1], y[1] = 50, 2                   // tanh's saturated branch, a large exponent
-		got := runGraph(t, plain, bld, outputs, x, y)
+		got := runGraph(t, plain, bld, outputs, tensorIn{x, []int{n}}, tensorIn{y, []int{n}})
 		ref := plain.Builder("plain")
-		want2 := runGraph(t, plain, ref, fuseGraph(t, ref, n), x, y)
+		want2 := runGraph(t, plain, ref, fuseGraph(t, ref, n), tensorIn{x, []int{n}}, tensorIn{y, []int{n}})
 		for o := range got {
 			for i := range got[o] {
 				if a, b := got[o][i], want2[o][i]; math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
@@ -151,13 +167,7 @@ func TestFuseBroadcasts(t *testing.T) {
 	for _, rc := range [][2]int{{37, 16}, {300, 24}, {1000, 40}} {
 		rows, cols := rc[0], rc[1]
 		build := func(b backends.Builder) []backends.Op {
-			must := func(op backends.Op, err error) backends.Op {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return op
-			}
+			must := mustOp(t)
 			s := shapes.Make(dtypes.Float32, rows, cols)
 			x := must(b.Parameter("x", s, nil))
 			m := must(b.Parameter("m", shapes.Make(dtypes.Float32, rows), nil))
@@ -182,31 +192,9 @@ func TestFuseBroadcasts(t *testing.T) {
 				s[i] = float32(rng.NormFloat64())
 			}
 		}
+		inputs := []tensorIn{{x, []int{rows, cols}}, {m, []int{rows}}, {v, []int{cols}}}
 		run := func(bld backends.Builder, outputs []backends.Op) []float32 {
-			exe, err := bld.Compile(outputs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var in []backends.Buffer
-			for _, a := range []struct {
-				v    []float32
-				dims []int
-			}{{x, []int{rows, cols}}, {m, []int{rows}}, {v, []int{cols}}} {
-				buf, err := plain.BufferFromFlatData(0, a.v, shapes.Make(dtypes.Float32, a.dims...))
-				if err != nil {
-					t.Fatal(err)
-				}
-				in = append(in, buf)
-			}
-			out, err := exe.Execute(in, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := make([]float32, rows*cols)
-			if err := plain.BufferToFlatData(out[0], res); err != nil {
-				t.Fatal(err)
-			}
-			return res
+			return runGraph(t, plain, bld, outputs, inputs...)[0]
 		}
 		got := run(bld, outputs)
 		ref := plain.Builder("plain")
