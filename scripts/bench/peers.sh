@@ -14,8 +14,10 @@
 # fails is not timed and the script exits non-zero. Then ROUNDS rounds, each running every
 # backend at every size in turn, so that load from other processes spreads over all of them; the
 # table shows medians over the rounds of the train step (forward + backward + Adam, T×B16 and
-# T×B64) and of KV-cached sampling tokens/s at batch 16, and graftrl's fastest path against the
-# best peer as a speed ratio (>1: graftrl faster).
+# T×B64) and of KV-cached sampling tokens/s at batch 16, each train step's share of the machine's
+# peak (its FLOPs, counted by graftrl bench for the model, per second against cores × clock × SIMD
+# FLOP/cycle, printed above the table with the CPU's model and SIMD width), and graftrl's fastest
+# path against the best peer as a speed ratio (>1: graftrl faster).
 #
 # Sizes (d_model/layers/heads, T = train length = max_len, d_ff 4·d_model, vocab 64):
 #   d64/2/4 T64, d128/4/4 T128, d256/6/8 T256.
