@@ -25,6 +25,7 @@ import (
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/policy/spec"
+	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
 	"github.com/graftrl/graftrl/trainer"
 )
@@ -322,7 +323,7 @@ func benchSample(o Options, batch int, decode func(tok, pos []int32) ([]float32,
 				return err
 			}
 			for i := range tok {
-				tok[i] = sample(logits[i*c.Vocab:(i+1)*c.Vocab], rng)
+				tok[i], _ = rollout.SampleToken(logits[i*c.Vocab:(i+1)*c.Vocab], false, rng)
 			}
 		}
 		return nil
@@ -346,30 +347,6 @@ func benchSample(o Options, batch int, decode func(tok, pos []int32) ([]float32,
 	flops *= float64(batch) / float64(c.MaxLen)
 	return SampleResult{Batch: batch, StepMs: step * 1e3, TokensPerS: float64(batch) / step, GFLOPs: flops / step / 1e9,
 		PeakRSSMB: float64(peakRSS()) / (1 << 20)}, nil
-}
-
-// sample draws a token from softmax(logits), as the rollout collector does.
-func sample(logits []float32, rng *rand.Rand) int32 {
-	peak := float64(slices.Max(logits))
-	var small [256]float64 // e^(l − peak) per token, computed once for both sums
-	e := small[:0]
-	if len(logits) > len(small) {
-		e = make([]float64, 0, len(logits))
-	}
-	var z float64
-	for _, l := range logits {
-		x := math.Exp(float64(l) - peak)
-		e = append(e, x)
-		z += x
-	}
-	u := rng.Float64() * z
-	for i, x := range e {
-		u -= x
-		if u < 0 {
-			return int32(i)
-		}
-	}
-	return int32(len(logits) - 1)
 }
 
 // initialWeights draws the policy's initial weights (N(0, init_std²), zero biases, unit gains) in

@@ -16,6 +16,7 @@ import (
 
 	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/spec"
+	"github.com/graftrl/graftrl/rollout"
 )
 
 // FLOP counts against a hand computation for d 4, 1 layer, d_ff 8, vocab 5, 2 rows × 3 tokens:
@@ -176,7 +177,7 @@ func BenchmarkSampleStep(b *testing.B) {
 					b.Fatal(err)
 				}
 				for r := range tok {
-					tok[r] = sample(logits[r*c.Vocab:(r+1)*c.Vocab], rng)
+					tok[r], _ = rollout.SampleToken(logits[r*c.Vocab:(r+1)*c.Vocab], false, rng)
 				}
 			}
 			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "tokens/s")

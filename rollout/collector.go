@@ -331,7 +331,7 @@ func (c *Collector) wave(ctx context.Context, dec Decoder, trajs []Trajectory, g
 			if c.cfg.ActionBias != nil {
 				lg = c.masked(lg)
 			}
-			tok, lp := sampleToken(lg, greedy, rng)
+			tok, lp := SampleToken(lg, greedy, rng)
 			st.SampledTokens++
 			c.take(ctx, s, tok, lp, st)
 		}
@@ -552,9 +552,10 @@ func (c *Collector) closeRow(s *slot) {
 	s.seq, s.logp, s.stepOf = nil, nil, nil
 }
 
-// sampleToken draws a token from softmax(logits) (or takes the argmax when greedy) and returns
-// it with its log-probability under the policy.
-func sampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32) {
+// SampleToken draws a token from softmax(logits) (or takes the argmax when greedy) and returns
+// it with its log-probability under the policy: how rollouts pick every action token (graftrl
+// bench times its sampling with it too).
+func SampleToken(logits []float32, greedy bool, rng *rand.Rand) (int32, float32) {
 	maxL := math.Inf(-1)
 	best := 0
 	for i, l := range logits {

@@ -277,7 +277,7 @@ func TestSampleToken(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	counts := [3]int{}
 	for range 20000 {
-		tok, lp := sampleToken(logits, false, rng)
+		tok, lp := SampleToken(logits, false, rng)
 		counts[tok]++
 		want := math.Log([]float64{0.25, 0.75, 0}[tok])
 		if math.Abs(float64(lp)-want) > 1e-6 {
@@ -287,7 +287,7 @@ func TestSampleToken(t *testing.T) {
 	if counts[2] != 0 || math.Abs(float64(counts[1])/20000-0.75) > 0.015 {
 		t.Errorf("counts %v, want ≈ 25/75/0 %%", counts)
 	}
-	if tok, lp := sampleToken(logits, true, rng); tok != 1 || math.Abs(float64(lp)-math.Log(0.75)) > 1e-6 {
+	if tok, lp := SampleToken(logits, true, rng); tok != 1 || math.Abs(float64(lp)-math.Log(0.75)) > 1e-6 {
 		t.Errorf("greedy = %d (%g)", tok, lp)
 	}
 }

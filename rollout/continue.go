@@ -193,7 +193,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 					p.next, p.pos = p.next+1, 0
 				}
 			} else {
-				tok, lp = sampleToken(lg, false, rng)
+				tok, lp = SampleToken(lg, false, rng)
 				st.SampledTokens++
 			}
 			if !c.take(ctx, s, tok, lp, &st) {
@@ -210,7 +210,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 	}
 }
 
-// tokenLogProb is log softmax(logits)[tok], computed as sampleToken computes the log-probability
+// tokenLogProb is log softmax(logits)[tok], computed as SampleToken computes the log-probability
 // of the token it draws.
 func tokenLogProb(logits []float32, tok int32) float32 {
 	maxL := math.Inf(-1)

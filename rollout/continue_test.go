@@ -235,7 +235,7 @@ func TestContinueRefusesMalformedActions(t *testing.T) {
 	}
 }
 
-// The log-probability of a forced token is the log-softmax of the logits, as sampleToken reports.
+// The log-probability of a forced token is the log-softmax of the logits, as SampleToken reports.
 func TestTokenLogProb(t *testing.T) {
 	lg := []float32{1, 2, 3}
 	z := math.Exp(1) + math.Exp(2) + math.Exp(3)
@@ -245,7 +245,7 @@ func TestTokenLogProb(t *testing.T) {
 			t.Errorf("token %d: %g, want %g", i, got, want)
 		}
 	}
-	_, lp := sampleToken(lg, true, nil)
+	_, lp := SampleToken(lg, true, nil)
 	if math.Abs(float64(lp-tokenLogProb(lg, 2))) > 1e-6 {
 		t.Errorf("greedy log-prob %g vs %g", lp, tokenLogProb(lg, 2))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
@@ -136,27 +137,47 @@ type nodeFields struct {
 	multi  *[]shapes.Shape
 }
 
+// nodeFieldNames are the node fields fieldsOf gives, with their types (gomlx v0.26.0).
+var nodeFieldNames = [5]struct {
+	name string
+	typ  reflect.Type
+}{
+	{"inputs", reflect.TypeFor[[]*simplego.Node]()},
+	{"opType", reflect.TypeFor[backends.OpType]()},
+	{"shape", reflect.TypeFor[shapes.Shape]()},
+	{"data", reflect.TypeFor[any]()},
+	{"multiOutputsShapes", reflect.TypeFor[[]shapes.Shape]()},
+}
+
+// nodeOffsets looks the fields of nodeFieldNames up once, by name and type, and returns their
+// byte offsets in a node; ok is false if one is missing or of another type. fieldsOf runs for
+// every fused node an executable runs, so it must not search the struct by name each time.
+var nodeOffsets = sync.OnceValues(func() (off [5]uintptr, ok bool) {
+	t := reflect.TypeFor[simplego.Node]()
+	for i, want := range nodeFieldNames {
+		f, found := t.FieldByName(want.name)
+		if !found || f.Type != want.typ {
+			return off, false
+		}
+		off[i] = f.Offset
+	}
+	return off, true
+})
+
 // fieldsOf returns n's fields.
 func fieldsOf(n *simplego.Node) (nodeFields, bool) {
-	v := reflect.ValueOf(n).Elem()
-	field := func(name string, t reflect.Type) unsafe.Pointer {
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Type() != t {
-			return nil
-		}
-		return unsafe.Pointer(f.UnsafeAddr())
-	}
-	p := [5]unsafe.Pointer{
-		field("inputs", reflect.TypeFor[[]*simplego.Node]()),
-		field("opType", reflect.TypeFor[backends.OpType]()),
-		field("shape", reflect.TypeFor[shapes.Shape]()),
-		field("data", reflect.TypeFor[any]()),
-		field("multiOutputsShapes", reflect.TypeFor[[]shapes.Shape]()),
-	}
-	if slices.Contains(p[:], nil) {
+	off, ok := nodeOffsets()
+	if !ok {
 		return nodeFields{}, false
 	}
-	return nodeFields{(*[]*simplego.Node)(p[0]), (*backends.OpType)(p[1]), (*shapes.Shape)(p[2]), (*any)(p[3]), (*[]shapes.Shape)(p[4])}, true
+	base := unsafe.Pointer(n)
+	return nodeFields{
+		inputs: (*[]*simplego.Node)(unsafe.Add(base, off[0])),
+		opType: (*backends.OpType)(unsafe.Add(base, off[1])),
+		shape:  (*shapes.Shape)(unsafe.Add(base, off[2])),
+		data:   (*any)(unsafe.Add(base, off[3])),
+		multi:  (*[]shapes.Shape)(unsafe.Add(base, off[4])),
+	}, true
 }
 
 // fusable maps the op types a chain may hold to their program ops.
@@ -349,7 +370,7 @@ func installFused() {
 // math's values (else the chains would not be bit for bit the backend's).
 func fuseReady() bool {
 	ours := reflect.ValueOf(simplegoNodeExecutors[fusedOp]).Pointer() == reflect.ValueOf(execFused).Pointer()
-	if !useAVX || !ours || (haveUnaryKernels && !unaryKernelsMatchMath()) {
+	if !useAVX || !ours || (haveUnaryKernels && !unaryExact()) {
 		return false
 	}
 	_, ok := fieldsOf(&simplego.Node{})
@@ -368,13 +389,16 @@ func execFused(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, 
 		return nil, fmt.Errorf("gobackend: op %s is not implemented by the Go backend", fusedOp)
 	}
 	s := *f.shape
+	if len(in) != len(prog.inputs) {
+		return nil, fmt.Errorf("gobackend: fused node %s: %d inputs, want %d", prog, len(in), len(prog.inputs))
+	}
 	vals := make([][]float32, len(in))
 	take := -1
 	spreads := 0
 	for i := range in {
 		data, err := b.BufferData(in[i])
 		v, isF32 := data.([]float32)
-		if err != nil || !isF32 || len(in) != len(prog.inputs) || (!prog.inputs[i].broadcast && len(v) != prog.size && len(v) != 1) {
+		if err != nil || !isF32 || (!prog.inputs[i].broadcast && len(v) != prog.size && len(v) != 1) {
 			return nil, fmt.Errorf("gobackend: fused node %s: input %d is not a float32 tensor of %d values or a scalar", prog, i, prog.size)
 		}
 		if p := prog.inputs[i]; p.broadcast {

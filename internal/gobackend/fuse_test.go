@@ -86,11 +86,10 @@ func runGraph(t *testing.T, be backends.Backend, bld backends.Builder, outputs [
 	return res
 }
 
-// TestFuseChains checks which chains fuseGraph's graph fuses into (the programs derived by hand
-// from the graph) and that the fused graph computes every value bit for bit as the unfused one,
-// at sizes below the fusing threshold, with a partial block, with several blocks, and large
-// enough to be split across the worker pool.
-func TestFuseChains(t *testing.T) {
+// unfusedForFusing returns the unfused Go backend, whose builders the fusing tests fuse by hand,
+// and skips the test where fusing does not run.
+func unfusedForFusing(t *testing.T) backends.Backend {
+	t.Helper()
 	plain, err := newSimplego()
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +97,15 @@ func TestFuseChains(t *testing.T) {
 	if !fuseReady() {
 		t.Skip("fusing does not run on this CPU")
 	}
+	return plain
+}
+
+// TestFuseChains checks which chains fuseGraph's graph fuses into (the programs derived by hand
+// from the graph) and that the fused graph computes every value bit for bit as the unfused one,
+// at sizes below the fusing threshold, with a partial block, with several blocks, and large
+// enough to be split across the worker pool.
+func TestFuseChains(t *testing.T) {
+	plain := unfusedForFusing(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, n := range []int{100, 515, 3000, 40000} {
 		bld := plain.Builder("fused")
@@ -156,13 +164,7 @@ func TestFuseChains(t *testing.T) {
 // in place — a per-row value over a row (layer norm's mean) and a per-column one over every row
 // (a gain) — against the unfused graph bit for bit and against a Go loop.
 func TestFuseBroadcasts(t *testing.T) {
-	plain, err := newSimplego()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fuseReady() {
-		t.Skip("fusing does not run on this CPU")
-	}
+	plain := unfusedForFusing(t)
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, rc := range [][2]int{{37, 16}, {300, 24}, {1000, 40}} {
 		rows, cols := rc[0], rc[1]

@@ -2,6 +2,7 @@ package gobackend
 
 import (
 	"math"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -19,7 +20,7 @@ import (
 // checked against math on values covering every branch; on any difference (say, a toolchain
 // that fuses the multiply-adds of math.Tanh) the backend's executors stay in place.
 func installUnary() {
-	if !haveUnaryKernels || !unaryKernelsMatchMath() {
+	if !haveUnaryKernels || !unaryExact() {
 		return
 	}
 	for _, op := range []backends.OpType{backends.OpTypeExp, backends.OpTypeTanh} {
@@ -85,6 +86,9 @@ func runUnary(dst, src []float32, kernel func(dst, src *float32, n int) int, sca
 		}
 	}
 }
+
+// unaryExact is unaryKernelsMatchMath, run once: the unary executors and fusing both ask.
+var unaryExact = sync.OnceValue(unaryKernelsMatchMath)
 
 // unaryKernelsMatchMath runs both kernels on values that reach every branch of math.Exp and
 // math.Tanh (and the kernels' range limits) and reports whether every result equals math's.
