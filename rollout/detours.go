@@ -20,8 +20,9 @@ func (d Detours) FailShare() float64 { return Ratio(d.FailWasted, d.FailSteps) }
 // CountDetours counts the wasted steps of a batch. A step from distance d_t to d_{t+1} (the
 // trajectory's StartDistance, then each step's Distance) makes progress when 0 ≤ d_{t+1} < d_t;
 // it is wasted when d_{t+1} ≥ d_t (a detour, an invalid action, a step back) or success became
-// unreachable (-2). Steps whose distance before or after is unknown (-1, or a StartDistance not
-// recorded) are not counted; neither are episodes with an env fault.
+// unreachable (-2), and so is every step taken from an unreachable state (d_t = −2: nothing can
+// bring success closer). Steps whose distance before or after is unknown (-1, or a StartDistance
+// not recorded) are not counted; neither are episodes with an env fault.
 func CountDetours(b *Batch) Detours {
 	var d Detours
 	for i := range b.Trajs {
@@ -32,8 +33,8 @@ func CountDetours(b *Batch) Detours {
 		prev := t.StartDistance
 		for _, s := range t.Steps {
 			next := s.Distance
-			if prev >= 0 && next != -1 {
-				wasted := next == -2 || next >= prev
+			if prev != -1 && next != -1 {
+				wasted := prev == -2 || next == -2 || next >= prev
 				if t.Success {
 					d.SuccessSteps++
 					if wasted {

@@ -2,7 +2,6 @@ package gobackend
 
 import (
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"testing"
 
@@ -128,11 +127,11 @@ func TestExecutorParamsReadable(t *testing.T) {
 	node := dg.(*simplego.Node)
 	p, ok := readDotParams(node)
 	if !ok {
-		inputs := reflect.ValueOf(node).Elem().FieldByName("inputs")
-		if inputs.Len() != 1 {
+		f, found := fieldsOf(node)
+		if !found || len(*f.inputs) != 1 {
 			t.Fatalf("DotGeneral params unreadable and no single input to look through")
 		}
-		p, ok = readDotParams((*simplego.Node)(inputs.Index(0).UnsafePointer()))
+		p, ok = readDotParams((*f.inputs)[0])
 	}
 	if !ok || p.batch != 1 || p.m != 2 || p.n != 5 || p.k != 3 {
 		t.Fatalf("DotGeneral params: ok %v, %+v, want batch 1, m 2, n 5, k 3", ok, p)

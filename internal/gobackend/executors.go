@@ -1,12 +1,15 @@
 package gobackend
 
 import (
-	"reflect"
-	"unsafe" // also for go:linkname
+	"errors"
+	"sync"
+	_ "unsafe" // for go:linkname
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/graftrl/graftrl/internal/gomlxfields"
 )
 
 // GoMLX's Go backend interprets a graph node by node, each op through an executor from a table.
@@ -17,8 +20,8 @@ import (
 // executor it replaces, so they change how fast a run is, never what it computes.
 //
 // Like the gradient re-registration in internal/gradients, they reach into gomlx v0.26.0 internals: the
-// backend's executor table (by linkname) and the fields of its nodes (by reflection, checked on
-// every call; a mismatch falls back rather than guessing). gomlx is pinned, and tests fail if
+// backend's executor table (by linkname) and the fields of its nodes (internal/gomlxfields: found by
+// name and type, a mismatch falls back to the backend's executor rather than guessing). gomlx is pinned, and tests fail if
 // those fields move.
 
 // simplegoExecutor is the signature of the Go backend's single-output node executors.
@@ -80,63 +83,82 @@ func newFloat32Buffer(b *simplego.Backend, s shapes.Shape) (*simplego.Buffer, []
 	return out, values, true
 }
 
+// nodeFields gives settable access to the fields of a Go-backend node that the executors read
+// and fusing rewrites (gomlx v0.26.0 names, found by internal/gomlxfields).
+type nodeFields struct {
+	inputs *[]*simplego.Node
+	opType *backends.OpType
+	shape  *shapes.Shape
+	data   *any
+	multi  *[]shapes.Shape
+}
+
+// nodeOffsets finds the byte offsets of the nodeFields in a node once, by name and type: the
+// executors read them for every node they run. The error names the first field missing.
+var nodeOffsets = sync.OnceValues(func() (off [5]uintptr, err error) {
+	var errs [5]error
+	off[0], errs[0] = gomlxfields.Offset[simplego.Node, []*simplego.Node]("inputs")
+	off[1], errs[1] = gomlxfields.Offset[simplego.Node, backends.OpType]("opType")
+	off[2], errs[2] = gomlxfields.Offset[simplego.Node, shapes.Shape]("shape")
+	off[3], errs[3] = gomlxfields.Offset[simplego.Node, any]("data")
+	off[4], errs[4] = gomlxfields.Offset[simplego.Node, []shapes.Shape]("multiOutputsShapes")
+	return off, errors.Join(errs[:]...)
+})
+
+// fieldsOf returns n's fields; ok is false if they are not where gomlx v0.26.0 has them.
+func fieldsOf(n *simplego.Node) (nodeFields, bool) {
+	off, err := nodeOffsets()
+	if err != nil {
+		return nodeFields{}, false
+	}
+	return nodeFields{
+		inputs: gomlxfields.At[[]*simplego.Node](n, off[0]),
+		opType: gomlxfields.At[backends.OpType](n, off[1]),
+		shape:  gomlxfields.At[shapes.Shape](n, off[2]),
+		data:   gomlxfields.At[any](n, off[3]),
+		multi:  gomlxfields.At[[]shapes.Shape](n, off[4]),
+	}, true
+}
+
 // readShapeAndAxes reads a node's output shape and the axes the Go backend stores as its data
 // (gomlx v0.26.0): for BroadcastInDim the output axis of each operand axis, for reductions the
 // reduced axes, for Transpose the permutation. ok is false if they are not there.
 func readShapeAndAxes(node *simplego.Node) (out shapes.Shape, axes []int, ok bool) {
-	out, ok = readNodeShape(node)
-	df := reflect.ValueOf(node).Elem().FieldByName("data")
-	if !ok || !df.IsValid() || df.Kind() != reflect.Interface || df.IsNil() {
+	f, ok := fieldsOf(node)
+	if !ok {
 		return out, nil, false
 	}
-	axes, ok = intsOf(df.Elem())
-	return out, axes, ok
+	axes, err := gomlxfields.Ints(*f.data)
+	return *f.shape, axes, err == nil
 }
 
-// readNodeShape reads a node's output shape (field name of gomlx v0.26.0).
+// readNodeShape reads a node's output shape.
 func readNodeShape(node *simplego.Node) (shapes.Shape, bool) {
-	sf := reflect.ValueOf(node).Elem().FieldByName("shape")
-	if !sf.IsValid() || sf.Type() != reflect.TypeFor[shapes.Shape]() {
+	f, ok := fieldsOf(node)
+	if !ok {
 		return shapes.Shape{}, false
 	}
-	return *(*shapes.Shape)(unsafe.Pointer(sf.UnsafeAddr())), true
+	return *f.shape, true
+}
+
+// nodeData returns what a node's data field holds (a pointer to its op's parameter struct);
+// ok is false when it is empty or the node fields are not found.
+func nodeData(node *simplego.Node) (any, bool) {
+	f, ok := fieldsOf(node)
+	if !ok || *f.data == nil {
+		return nil, false
+	}
+	return *f.data, true
 }
 
 // nodeInts reads the []int field name of a node's data struct (gomlx v0.26.0 field names).
-func nodeInts(data reflect.Value, name string) ([]int, bool) {
-	return intsOf(data.FieldByName(name))
+func nodeInts(data any, name string) ([]int, bool) {
+	v, err := gomlxfields.Ints(data, name)
+	return v, err == nil
 }
 
 // nodeInt reads the int field name of a node's data struct (gomlx v0.26.0 field names).
-func nodeInt(data reflect.Value, name string) (int, bool) {
-	f := data.FieldByName(name)
-	if !f.IsValid() || f.Kind() != reflect.Int {
-		return 0, false
-	}
-	return int(f.Int()), true
-}
-
-// intsOf copies a reflected []int; ok is false for anything else.
-func intsOf(v reflect.Value) ([]int, bool) {
-	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.Int {
-		return nil, false
-	}
-	out := make([]int, v.Len())
-	for i := range out {
-		out[i] = int(v.Index(i).Int())
-	}
-	return out, true
-}
-
-// nodeData returns the struct a node's data field points to.
-func nodeData(node *simplego.Node) (reflect.Value, bool) {
-	d := reflect.ValueOf(node).Elem().FieldByName("data")
-	if !d.IsValid() || d.Kind() != reflect.Interface || d.IsNil() {
-		return reflect.Value{}, false
-	}
-	v := d.Elem()
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	return v.Elem(), true
+func nodeInt(data any, name string) (int, bool) {
+	v, err := gomlxfields.Int(data, name)
+	return v, err == nil
 }

@@ -1,11 +1,10 @@
 package gobackend
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
-	"unsafe"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -33,8 +32,9 @@ import (
 // becomes a node of op type fusedOp (FFT, which the Go backend does not implement, so no other
 // node has it) whose inputs are the chain's inputs and whose data is the chain's program; the
 // inner nodes, no longer used, are skipped by the backend. Like the executors it reaches into
-// gomlx v0.26.0 internals (the Node fields inputs, opType, shape and data), checked when the
-// package is installed; if they are not there nothing is fused.
+// gomlx v0.26.0 internals (the Node fields inputs, opType, shape, data and multiOutputsShapes,
+// found by internal/gomlxfields), checked when the backend is made; if they are not there nothing
+// is fused, and the fusing tests fail.
 
 // fusedOp is the op type of fused chain nodes.
 const fusedOp = backends.OpTypeFFT
@@ -61,7 +61,11 @@ const (
 )
 
 // fuseInstr computes value dst = a op b (b unused by unary ops). Operands ≥ 0 are chain inputs,
-// < 0 are earlier values (−1 − index); scalar operands are inputs of one value.
+// < 0 are earlier values (−1 − index); scalar operands are inputs of one value, and only ever b:
+// a scalar on the left of Mul or Add is moved to the right when the program is built (the
+// kernels take a scalar on the right only). Which operand is the scalar is decided there, from
+// the operands' shapes, never from the length of a block: the last block of a tensor can hold a
+// single value too.
 type fuseInstr struct {
 	op   fuseOp
 	a, b int
@@ -82,6 +86,7 @@ type fusedProgram struct {
 // i·strides[0], none reads the single value).
 type fuseInput struct {
 	broadcast     bool
+	scalar        bool // a single value, read for every value of the result
 	dims, strides []int
 }
 
@@ -125,59 +130,6 @@ type fusingBuilder struct{ backends.Builder }
 func (f fusingBuilder) Compile(outputs []backends.Op, shardings []*backends.ShardingSpec) (backends.Executable, error) {
 	fuseChains(outputs)
 	return f.Builder.Compile(outputs, shardings)
-}
-
-// nodeFields gives settable access to the fields of a Go-backend node that fusing reads and
-// rewrites (gomlx v0.26.0 names); ok is false if one is missing or of another type.
-type nodeFields struct {
-	inputs *[]*simplego.Node
-	opType *backends.OpType
-	shape  *shapes.Shape
-	data   *any
-	multi  *[]shapes.Shape
-}
-
-// nodeFieldNames are the node fields fieldsOf gives, with their types (gomlx v0.26.0).
-var nodeFieldNames = [5]struct {
-	name string
-	typ  reflect.Type
-}{
-	{"inputs", reflect.TypeFor[[]*simplego.Node]()},
-	{"opType", reflect.TypeFor[backends.OpType]()},
-	{"shape", reflect.TypeFor[shapes.Shape]()},
-	{"data", reflect.TypeFor[any]()},
-	{"multiOutputsShapes", reflect.TypeFor[[]shapes.Shape]()},
-}
-
-// nodeOffsets looks the fields of nodeFieldNames up once, by name and type, and returns their
-// byte offsets in a node; ok is false if one is missing or of another type. fieldsOf runs for
-// every fused node an executable runs, so it must not search the struct by name each time.
-var nodeOffsets = sync.OnceValues(func() (off [5]uintptr, ok bool) {
-	t := reflect.TypeFor[simplego.Node]()
-	for i, want := range nodeFieldNames {
-		f, found := t.FieldByName(want.name)
-		if !found || f.Type != want.typ {
-			return off, false
-		}
-		off[i] = f.Offset
-	}
-	return off, true
-})
-
-// fieldsOf returns n's fields.
-func fieldsOf(n *simplego.Node) (nodeFields, bool) {
-	off, ok := nodeOffsets()
-	if !ok {
-		return nodeFields{}, false
-	}
-	base := unsafe.Pointer(n)
-	return nodeFields{
-		inputs: (*[]*simplego.Node)(unsafe.Add(base, off[0])),
-		opType: (*backends.OpType)(unsafe.Add(base, off[1])),
-		shape:  (*shapes.Shape)(unsafe.Add(base, off[2])),
-		data:   (*any)(unsafe.Add(base, off[3])),
-		multi:  (*[]shapes.Shape)(unsafe.Add(base, off[4])),
-	}, true
 }
 
 // fusable maps the op types a chain may hold to their program ops.
@@ -334,7 +286,7 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 			return i
 		}
 		inputs = append(inputs, n)
-		prog.inputs = append(prog.inputs, fuseInput{})
+		prog.inputs = append(prog.inputs, fuseInput{scalar: info[n].f.shape.Rank() == 0})
 		return len(inputs) - 1
 	}
 	for _, n := range chain {
@@ -343,6 +295,9 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 		in := fuseInstr{op: c.op, a: operand(ins[0])}
 		if c.op <= fuseDiv {
 			in.b = operand(ins[1])
+			if in.a >= 0 && prog.inputs[in.a].scalar { // Mul or Add (operandsFit): the scalar goes right
+				in.a, in.b = in.b, in.a
+			}
 		}
 		value[n] = len(prog.instrs)
 		prog.instrs = append(prog.instrs, in)
@@ -365,16 +320,28 @@ func installFused() {
 	}
 }
 
-// fuseReady reports whether fusing can run: the AVX kernels of binaryFloat32 exist, fused nodes
-// have their executor, the node fields are where fieldsOf looks, and Exp and Tanh's kernels give
-// math's values (else the chains would not be bit for bit the backend's).
-func fuseReady() bool {
-	ours := reflect.ValueOf(simplegoNodeExecutors[fusedOp]).Pointer() == reflect.ValueOf(execFused).Pointer()
-	if !useAVX || !ours || (haveUnaryKernels && !unaryExact()) {
-		return false
+// errNoAVX is fuseProblem's answer on a CPU without AVX: the one reason fusing is meant not to
+// run (binaryFloat32's kernels need it); any other reason is a fault the tests report.
+var errNoAVX = errors.New("the CPU has no AVX")
+
+// fuseProblem says why fusing cannot run, or returns nil when it can: the AVX kernels of
+// binaryFloat32 exist, fused nodes have their executor, the node fields are where fieldsOf looks,
+// and Exp and Tanh's kernels give math's values (else the chains would not be bit for bit the
+// backend's).
+func fuseProblem() error {
+	if !useAVX {
+		return errNoAVX
 	}
-	_, ok := fieldsOf(&simplego.Node{})
-	return ok
+	if reflect.ValueOf(simplegoNodeExecutors[fusedOp]).Pointer() != reflect.ValueOf(execFused).Pointer() {
+		return fmt.Errorf("op %s already has an executor in the Go backend", fusedOp)
+	}
+	if haveUnaryKernels && !unaryExact() {
+		return errors.New("the Exp and Tanh kernels do not give math's values")
+	}
+	if _, err := nodeOffsets(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // execFused runs a fused node: the program on blocks of fusedBlock values, split across the
@@ -398,15 +365,19 @@ func execFused(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, 
 	for i := range in {
 		data, err := b.BufferData(in[i])
 		v, isF32 := data.([]float32)
-		if err != nil || !isF32 || (!prog.inputs[i].broadcast && len(v) != prog.size && len(v) != 1) {
-			return nil, fmt.Errorf("gobackend: fused node %s: input %d is not a float32 tensor of %d values or a scalar", prog, i, prog.size)
+		want := prog.size
+		if prog.inputs[i].scalar {
+			want = 1
+		}
+		if err != nil || !isF32 || (!prog.inputs[i].broadcast && len(v) != want) {
+			return nil, fmt.Errorf("gobackend: fused node %s: input %d is not a float32 tensor of %d values", prog, i, want)
 		}
 		if p := prog.inputs[i]; p.broadcast {
 			if len(v) <= maxSpreadIndex(p) {
 				return nil, fmt.Errorf("gobackend: fused node %s: broadcast input %d has %d values", prog, i, len(v))
 			}
 			spreads++
-		} else if take < 0 && owned[i] && len(v) == prog.size {
+		} else if take < 0 && owned[i] && !prog.inputs[i].scalar {
 			take = i
 		}
 		vals[i] = v
@@ -454,10 +425,10 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, s
 		if spread[i] != nil {
 			return spread[i]
 		}
-		if v := in[i]; len(v) > 1 {
-			return v[lo:hi]
+		if prog.inputs[i].scalar {
+			return in[i]
 		}
-		return in[i]
+		return in[i][lo:hi]
 	}
 	last := len(prog.instrs) - 1
 	for k, ins := range prog.instrs {
@@ -475,12 +446,8 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, s
 			expFloat32(dst, a)
 		case fuseTanh:
 			tanhFloat32(dst, a)
-		default:
-			b := operand(ins.b)
-			if len(a) == 1 { // a scalar left operand of Mul or Add
-				a, b = b, a
-			}
-			binaryFloat32(dst, a, b, binaryOp(ins.op))
+		default: // b is a block of values or, where the program says so, a scalar
+			binaryFloat32(dst, a, operand(ins.b), binaryOp(ins.op))
 		}
 	}
 }

@@ -62,7 +62,7 @@ func Install() {
 // several matmuls are in flight.
 func New() (backends.Backend, error) {
 	b, err := newSimplego()
-	if err != nil || !fuseReady() {
+	if err != nil || fuseProblem() != nil {
 		return b, err
 	}
 	return fusingBackend{b}, nil

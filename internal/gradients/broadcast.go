@@ -3,6 +3,8 @@ package gradients
 import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/graftrl/graftrl/internal/gomlxfields"
 )
 
 // The gradient of BroadcastInDim is a sum over the broadcast axes. GoMLX builds it as ReduceSum;
@@ -13,7 +15,8 @@ func registerBroadcast() {
 	upstream := VJPRegistration[NodeTypeBroadcastInDim]
 	VJPRegistration[NodeTypeBroadcastInDim] = func(node *Node, vjps []*Node, out shapes.Shape) []*Node {
 		x, v := node.Inputs()[0], vjps[0]
-		if !v.DType().IsFloat() || !broadcastsTrailing(x.Shape(), v.Shape(), nodeInputsInts(node, "broadcastAxes")) {
+		axes, err := gomlxfields.Ints(node, "inputs", "broadcastAxes")
+		if err != nil || !v.DType().IsFloat() || !broadcastsTrailing(x.Shape(), v.Shape(), axes) {
 			return upstream(node, vjps, out)
 		}
 		g := v

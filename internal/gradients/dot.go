@@ -1,11 +1,13 @@
 package gradients
 
 import (
-	"reflect"
+	"errors"
 	"slices"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"github.com/graftrl/graftrl/internal/gomlxfields"
 )
 
 // GoMLX v0.26 builds the gradient of DotGeneral as a broadcast multiply plus a reduction, which
@@ -15,10 +17,16 @@ import (
 // textbook form: each operand's gradient is itself one DotGeneral of the output gradient with the
 // other operand, followed by a transpose back to the operand's axes. The gradient checks in
 // dot_test.go pin it against finite differences; gomlx is pinned at v0.26.0 because the axes are
-// read from an unexported field of the node.
+// read from an unexported field of the node (internal/gomlxfields; a node without them gets
+// GoMLX's own gradient, and TestReadAxes fails).
 func registerDot() {
-	VJPRegistration[NodeTypeDotGeneral] = func(node *Node, vjps []*Node, _ shapes.Shape) []*Node {
-		return dotGeneralVJP(node, vjps[0])
+	upstream := VJPRegistration[NodeTypeDotGeneral]
+	VJPRegistration[NodeTypeDotGeneral] = func(node *Node, vjps []*Node, out shapes.Shape) []*Node {
+		ax, err := readDotAxes(node)
+		if err != nil { // not gomlx v0.26.0's node: GoMLX's own (slower) gradient is still right
+			return upstream(node, vjps, out)
+		}
+		return dotGeneralVJP(node, ax, vjps[0])
 	}
 }
 
@@ -27,25 +35,15 @@ type dotAxes struct {
 	lhsContracting, lhsBatch, rhsContracting, rhsBatch []int
 }
 
-// readDotAxes recovers the axes a DotGeneral node was built with.
-func readDotAxes(node *Node) dotAxes {
-	return dotAxes{
-		lhsContracting: nodeInputsInts(node, "lhsContractingAxes"),
-		lhsBatch:       nodeInputsInts(node, "lhsBatchAxes"),
-		rhsContracting: nodeInputsInts(node, "rhsContractingAxes"),
-		rhsBatch:       nodeInputsInts(node, "rhsBatchAxes"),
-	}
-}
-
-// nodeInputsInts reads an []int field of a node's (unexported) inputs struct, such as the axes a
-// DotGeneral or BroadcastInDim was built with. The field names are those of gomlx v0.26.0.
-func nodeInputsInts(node *Node, field string) []int {
-	f := reflect.ValueOf(node).Elem().FieldByName("inputs").Elem().Elem().FieldByName(field)
-	out := make([]int, f.Len())
-	for i := range out {
-		out[i] = int(f.Index(i).Int())
-	}
-	return out
+// readDotAxes recovers the axes a DotGeneral node was built with, from its inputs struct (field
+// names of gomlx v0.26.0).
+func readDotAxes(node *Node) (ax dotAxes, err error) {
+	var errs [4]error
+	ax.lhsContracting, errs[0] = gomlxfields.Ints(node, "inputs", "lhsContractingAxes")
+	ax.lhsBatch, errs[1] = gomlxfields.Ints(node, "inputs", "lhsBatchAxes")
+	ax.rhsContracting, errs[2] = gomlxfields.Ints(node, "inputs", "rhsContractingAxes")
+	ax.rhsBatch, errs[3] = gomlxfields.Ints(node, "inputs", "rhsBatchAxes")
+	return ax, errors.Join(errs[:]...)
 }
 
 // smallDotCross is the largest per-example lhs×rhs cross size the Go backend multiplies with its
@@ -67,8 +65,7 @@ func FreeAxes(rank int, contracting, batch []int) []int {
 
 // dotGeneralVJP returns [∂L/∂lhs, ∂L/∂rhs] given v = ∂L/∂out.
 // out axes are [batch…, lhsFree…, rhsFree…] (the DotGeneral convention).
-func dotGeneralVJP(node, v *Node) []*Node {
-	ax := readDotAxes(node)
+func dotGeneralVJP(node *Node, ax dotAxes, v *Node) []*Node {
 	lhs, rhs := node.Inputs()[0], node.Inputs()[1]
 	nb := len(ax.lhsBatch)
 	lhsFree := FreeAxes(lhs.Rank(), ax.lhsContracting, ax.lhsBatch)
