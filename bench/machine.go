@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Machine describes the CPU the benchmark ran on and the peak it is measured against.
@@ -102,7 +101,7 @@ func resetPeakRSS() {
 }
 
 // peakRSS returns the peak resident set size in bytes since the last resetPeakRSS (Linux), or of
-// the whole process.
+// the whole process (getrusage elsewhere on Unix); 0 where the system does not tell it.
 func peakRSS() int64 {
 	if f, err := os.Open("/proc/self/status"); err == nil {
 		defer f.Close()
@@ -116,11 +115,7 @@ func peakRSS() int64 {
 			}
 		}
 	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) << 10 // kilobytes on Linux
+	return processPeakRSS()
 }
 
 // ProbeMachine describes this machine's CPU as a benchmark would (peak derived from

@@ -1,10 +1,12 @@
 package compare
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -222,17 +224,50 @@ type Protocol struct {
 	Final string
 }
 
+// ErrInterrupted is wrapped by the error of a comparison stopped by its context (a stop
+// signal): nothing of its report was written, and running it again starts it over.
+var ErrInterrupted = errors.New("comparison interrupted")
+
+// interrupted is the error of a comparison stopped by its context while doing what.
+func interrupted(doing string) error {
+	return fmt.Errorf("compare: %w while %s; no report was written", ErrInterrupted, doing)
+}
+
+// MaxMagnitude is the largest magnitude of a compared metric's value that a comparison takes.
+// Its statistics square differences of scores and add the squares up (standard deviations,
+// Welch's and the paired t-tests, the variance decomposition): beyond about 1e150 they overflow
+// float64 to infinities, and then to NaN in the intervals and plots. Such a value is refused,
+// naming its run, rather than turned into numbers that mean nothing.
+const MaxMagnitude = 1e150
+
 // Compare computes a comparison of runs on opts.Metric. Runs are grouped by environment and
 // method. It refuses (with a *BudgetError, see CheckBudgets) runs whose budgets differ beyond
-// the tolerance unless opts.Force, and refuses two runs of one method and environment with the
-// same seed (usually two variants sharing an estimator name: relabel Run.Method).
+// the tolerance unless opts.Force, refuses two runs of one method and environment with the
+// same seed (usually two variants sharing an estimator name: relabel Run.Method), and refuses a
+// value of the metric beyond ±MaxMagnitude (a *LoadError naming the run's metrics.jsonl, the
+// metric, the value and its iteration).
 func Compare(runs []*Run, opts Options) (*Comparison, error) {
+	return CompareContext(context.Background(), runs, opts)
+}
+
+// CompareContext is Compare that stops between its stages when ctx is cancelled, with an error
+// wrapping ErrInterrupted.
+func CompareContext(ctx context.Context, runs []*Run, opts Options) (*Comparison, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("compare: no runs")
 	}
 	opts, err := resolveOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkMagnitudes(runs, opts.Metric); err != nil {
+		return nil, err
+	}
+	stage := func(run func() error) error {
+		if ctx.Err() != nil {
+			return interrupted("computing the statistics")
+		}
+		return run()
 	}
 	c := &Comparison{Options: opts, Runs: runs}
 	byCell := map[[2]string][]*Run{}
@@ -275,30 +310,32 @@ func Compare(runs []*Run, opts Options) (*Comparison, error) {
 			c.Cells = append(c.Cells, cell)
 		}
 	}
-	if err := c.cellStats(); err != nil {
-		return nil, err
-	}
-	if err := c.aggregate(); err != nil {
-		return nil, err
-	}
-	if err := c.rankings(); err != nil {
-		return nil, err
-	}
-	if err := c.paired(); err != nil {
-		return nil, err
-	}
-	c.variances()
-	if err := c.gains(); err != nil {
-		return nil, err
-	}
-	if err := c.curves(); err != nil {
-		return nil, err
+	for _, run := range []func() error{c.cellStats, c.aggregate, c.rankings, c.paired,
+		func() error { c.variances(); return nil }, c.gains, c.curves} {
+		if err := stage(run); err != nil {
+			return nil, err
+		}
 	}
 	c.protocol(common)
 	c.configs()
 	c.warn()
 	c.Levels = c.levelRows()
 	return c, nil
+}
+
+// checkMagnitudes refuses a value of metric beyond ±MaxMagnitude (or not a number: a train/
+// mean that overflowed) in any evaluation of the runs, naming the run's metrics.jsonl.
+func checkMagnitudes(runs []*Run, metric string) error {
+	for _, r := range runs {
+		for _, e := range r.Evals {
+			if v, ok := e.Values[metric]; ok && !(math.Abs(v) <= MaxMagnitude) {
+				return &LoadError{File: filepath.Join(r.Dir, rundir.MetricsFile), Err: fmt.Errorf(
+					"run %s: %s is %g at iter %d, beyond ±%g, the largest magnitude a comparison takes (its statistics add up squared differences of scores, which overflow float64 beyond it)",
+					r.Name, metric, v, e.Iter, MaxMagnitude)}
+			}
+		}
+	}
+	return nil
 }
 
 func resolveOptions(o Options) (Options, error) {

@@ -30,5 +30,9 @@
 //
 // The usual entry points are [FindRuns] and [LoadRuns] to read runs, [Compare] to compute every
 // table, curve and profile of a comparison, and [WriteReport] to write report.md, report.html,
-// CSV files and PNG/SVG plots.
+// CSV files and PNG/SVG plots. Their Context variants stop when the context is cancelled (a stop
+// signal) with an error wrapping [ErrInterrupted]. Files are read within their size limits
+// (internal/limits), values beyond ±[MaxMagnitude] are refused, and a report is written whole
+// or not at all. [EvalMetrics] and [Metrics] are the names a comparison's metric may take, which
+// [CheckMetric] checks before any work.
 package compare

@@ -1,9 +1,12 @@
 package compare
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,12 +27,47 @@ const (
 // linked from plots/), report.html (the same, self-contained: plots inlined as base64 PNG), the
 // CSV files of WriteCSV and the PNG and SVG plots of WritePlots. Runs that hold an advantage
 // audit (rundir.AuditDir) add a closing "Advantage audit" section with its table and scatter plot.
-// Existing files are replaced.
+// Existing files are replaced; other files in dir are left alone.
+//
+// The report is written whole or not at all: every file goes first into a folder beside dir,
+// and only once all of them are written are they moved into dir (dir itself is that folder
+// renamed when it did not exist). A report that fails (a figure that cannot be drawn, a full
+// disk) leaves dir as it was.
 func WriteReport(dir string, c *Comparison) error {
+	return WriteReportContext(context.Background(), dir, c)
+}
+
+// WriteReportContext is WriteReport that stops when ctx is cancelled, with an error wrapping
+// ErrInterrupted, leaving dir as it was.
+func WriteReportContext(ctx context.Context, dir string, c *Comparison) error {
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	// The staging folder is in dir's parent, on dir's file system, so that its files are
+	// renamed into place rather than copied.
+	hold, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".partial-")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer os.RemoveAll(hold)
+	stage := filepath.Join(hold, "report") // made by MkdirAll: the usual permissions, not MkdirTemp's 0700
+	if err := c.writeReport(ctx, stage); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return interrupted("writing the report")
+	}
+	return moveInto(stage, dir)
+}
+
+// writeReport writes every file of the report into dir (see WriteReport).
+func (c *Comparison) writeReport(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	plots, err := c.WritePlots(filepath.Join(dir, PlotDir))
+	plots, err := c.writePlots(ctx, filepath.Join(dir, PlotDir))
 	if err != nil {
 		return err
 	}
@@ -53,6 +91,37 @@ func WriteReport(dir string, c *Comparison) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// moveInto moves the complete report in stage to dir: a rename of the folder when dir does not
+// exist, else a rename of each file over its namesake, which leaves dir's other files alone.
+func moveInto(stage, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(stage, dir); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		return nil
+	}
+	return filepath.WalkDir(stage, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(stage, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dir, rel)
+		if d.IsDir() {
+			if err := os.MkdirAll(to, 0o755); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			return nil
+		}
+		if err := os.Rename(path, to); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		return nil
+	})
 }
 
 // PlotFiles names the figures WritePlots wrote, relative to its directory, without extension
@@ -81,11 +150,19 @@ func fileName(s string) string {
 
 // WritePlots writes every figure of the comparison into dir as PNG and SVG.
 func (c *Comparison) WritePlots(dir string) (PlotFiles, error) {
+	return c.writePlots(context.Background(), dir)
+}
+
+// writePlots is WritePlots that stops before the next figure when ctx is cancelled.
+func (c *Comparison) writePlots(ctx context.Context, dir string) (PlotFiles, error) {
 	files := PlotFiles{Curves: map[string]string{}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return files, fmt.Errorf("plots: %w", err)
 	}
 	save := func(f *plotstyle.Figure, name string) error {
+		if ctx.Err() != nil {
+			return interrupted("drawing the plots")
+		}
 		for _, ext := range []string{".png", ".svg"} {
 			if err := f.Save(filepath.Join(dir, name+ext)); err != nil {
 				return err

@@ -3,9 +3,11 @@ package compare
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/graftrl/graftrl/config"
+	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/rundir"
 	"gopkg.in/yaml.v3"
 )
@@ -154,13 +157,23 @@ func (e *LoadError) Unwrap() error { return e.Err }
 
 // LoadRun reads a run directory. config.yaml and metrics.jsonl are required; summary.json is
 // read when present (a run without it is loaded but marked incomplete). Corrupt input is a
-// *LoadError naming the file and, for metrics.jsonl, the line.
-func LoadRun(dir string) (*Run, error) {
+// *LoadError naming the file and, for metrics.jsonl, the line. Every file is read within its
+// size limit (config.yaml the config limit, metrics.jsonl and summary.json the metrics limit of
+// internal/limits): one over it is an error naming the file, the limit and the variable that
+// raises it, which wraps limits.ErrTooLarge.
+func LoadRun(dir string) (*Run, error) { return LoadRunContext(context.Background(), dir) }
+
+// LoadRunContext is LoadRun that stops when ctx is cancelled, with an error wrapping
+// ErrInterrupted, even while a read waits on a file that is slow to give its bytes (a pipe).
+func LoadRunContext(ctx context.Context, dir string) (*Run, error) {
+	if ctx.Err() != nil {
+		return nil, interrupted("reading " + dir)
+	}
 	r := &Run{Dir: dir, Name: filepath.Base(filepath.Clean(dir))}
 	if err := r.loadConfig(filepath.Join(dir, rundir.ConfigFile)); err != nil {
 		return nil, err
 	}
-	last, err := r.loadMetrics(filepath.Join(dir, rundir.MetricsFile))
+	last, err := r.loadMetrics(ctx, filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +186,18 @@ func LoadRun(dir string) (*Run, error) {
 
 // LoadRuns loads every directory; the error joins the problems of all directories that failed,
 // so that one pass shows every broken run.
-func LoadRuns(dirs []string) ([]*Run, error) {
+func LoadRuns(dirs []string) ([]*Run, error) { return LoadRunsContext(context.Background(), dirs) }
+
+// LoadRunsContext is LoadRuns that stops when ctx is cancelled, with an error wrapping
+// ErrInterrupted.
+func LoadRunsContext(ctx context.Context, dirs []string) ([]*Run, error) {
 	var runs []*Run
 	var errs []error
 	for _, d := range dirs {
-		r, err := LoadRun(d)
+		r, err := LoadRunContext(ctx, d)
+		if errors.Is(err, ErrInterrupted) {
+			return nil, err
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -220,9 +240,9 @@ func FindRuns(root string) ([]string, error) {
 // loadConfig reads the run's config.yaml as train reads it (config.Decode: its keys and types,
 // the defaults for what it leaves out); the ranges of its values are the trainer's concern.
 func (r *Run) loadConfig(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := limits.Config.ReadFile(path)
 	if err != nil {
-		return &LoadError{File: path, Err: err}
+		return fileError(path, err)
 	}
 	c, err := config.Decode(path, data, nil)
 	if err != nil {
@@ -280,25 +300,42 @@ type lastSeen struct {
 	tokens   int64
 }
 
-func (r *Run) loadMetrics(path string) (lastSeen, error) {
+// interruptCheckLines is how many lines of metrics.jsonl are read between two looks at the
+// context: often enough to stop at once, rarely enough to cost nothing.
+const interruptCheckLines = 1024
+
+func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 	var last lastSeen
-	f, err := os.Open(path)
+	f, err := limits.Metrics.Open(path)
 	if err != nil {
-		return last, &LoadError{File: path, Err: err}
+		return last, fileError(path, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	// A read that waits (a pipe, a stalled network file system) is ended by closing the file
+	// when ctx is cancelled; the loop's own checks see to a file that keeps giving lines.
+	defer context.AfterFunc(ctx, func() { f.Close() })()
+	// A read error ends the scan after one more token: the bytes read before it, which are
+	// the cut-off start of a line when the file hit its limit. The error, not that line's,
+	// is then the problem.
+	rd := &errReader{r: f}
+	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	lineNo := 0
 	est := map[string][]float64{}
 	since := map[string][]float64{} // trainMetrics of the train lines since the last eval line
 	for sc.Scan() {
 		lineNo++
+		if lineNo%interruptCheckLines == 0 && ctx.Err() != nil {
+			return last, interrupted("reading " + path)
+		}
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
 		fail := func(format string, args ...any) (lastSeen, error) {
+			if errors.Is(rd.err, limits.ErrTooLarge) {
+				return last, rd.err
+			}
 			return last, &LoadError{File: path, Line: lineNo, Err: fmt.Errorf(format, args...)}
 		}
 		var m map[string]any
@@ -376,7 +413,13 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 		}
 		r.Evals = append(r.Evals, Eval{Iter: int(iter), EnvSteps: steps, Values: values})
 	}
+	if ctx.Err() != nil {
+		return last, interrupted("reading " + path)
+	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, limits.ErrTooLarge) {
+			return last, err // it names the file and the limit
+		}
 		return last, &LoadError{File: path, Line: lineNo + 1, Err: err}
 	}
 	r.EstimatorMeans = make(map[string]float64, len(est))
@@ -387,6 +430,30 @@ func (r *Run) loadMetrics(path string) (lastSeen, error) {
 		return last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}
 	}
 	return last, nil
+}
+
+// errReader is a reader that keeps the first error its reader gave.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+// Read reads from r, keeping its first error.
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// fileError is the error of a file that could not be read: a *LoadError naming it, but for a
+// file over its size limit, whose error already names the file, the limit and the variable.
+func fileError(path string, err error) error {
+	if errors.Is(err, limits.ErrTooLarge) {
+		return err
+	}
+	return &LoadError{File: path, Err: err}
 }
 
 func intKey(values map[string]float64, key string) (int64, error) {
@@ -411,12 +478,12 @@ type summaryFile struct {
 }
 
 func (r *Run) loadSummary(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := limits.Metrics.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return &LoadError{File: path, Err: err}
+		return fileError(path, err)
 	}
 	var s summaryFile
 	if err := json.Unmarshal(data, &s); err != nil {

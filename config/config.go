@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -321,7 +322,7 @@ func (e *Error) Blame(file string, overrides []string) {
 		return
 	}
 	if o := overrideOf(e.Msg, overrides); o != "" {
-		e.Flag = "--set " + o
+		e.Flag = setFlag(o)
 		return
 	}
 	e.File = file
@@ -385,19 +386,28 @@ func Parse(name string, data []byte, overrides []string) (Config, error) {
 }
 
 // Decode parses a config over the defaults, applies the overrides and checks its keys and
-// types (strictly: config/strict), but not the ranges of its values (Validate). It reads what
-// a command needs before the final overrides are known (the run name that --estimator
-// extends), and a run's recorded config when only its values are wanted (compare).
+// types (strictly: config/strict), but not the ranges of its values (Validate). The file and
+// each override value are bounded first (strict.Parse): nesting deeper than strict.MaxDepth,
+// aliases repeating more than strict.MaxAliasNodes nodes and a second YAML document are
+// refused naming the line. It reads what a command needs before the final overrides are
+// known (the run name that --estimator extends), and a run's recorded config when only its
+// values are wanted (compare).
 func Decode(name string, data []byte, overrides []string) (Config, error) {
 	cfg := Defaults()
 	fail := func(format string, args ...any) (Config, error) {
 		return Config{}, &Error{File: name, Msg: fmt.Sprintf(format, args...)}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	// Bounded before anything is decoded: decoding a deep or aliased tree costs far more than
+	// parsing it.
+	doc, err := strict.Parse(data)
+	if err != nil {
+		var se *strict.ShapeError
+		if errors.As(err, &se) {
+			return fail("%v", err)
+		}
 		return fail("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	root := &doc
+	root := doc
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
 	}
@@ -412,7 +422,7 @@ func Decode(name string, data []byte, overrides []string) (Config, error) {
 	}
 	for _, o := range overrides {
 		if err := applyOverride(root, o); err != nil {
-			return Config{}, &Error{File: name, Flag: "--set " + o, Msg: err.Error()}
+			return Config{}, &Error{File: name, Flag: setFlag(o), Msg: err.Error()}
 		}
 	}
 	if err := strict.Decode(root, &cfg); err != nil {
@@ -491,6 +501,21 @@ func namedSection(n *yaml.Node) (string, map[string]any, error) {
 	return name, m, nil
 }
 
+// setFlag names an override in a message: --set key=value, a value longer than a line cut
+// short, since a refused value may be as long as a file (one nested 10,000 levels deep, say).
+func setFlag(o string) string {
+	const keep = 40
+	key, value, _ := strings.Cut(o, "=")
+	if len(value) <= 2*keep {
+		return "--set " + o
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(value[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("--set %s=%s… (%d bytes)", key, value[:cut], len(value))
+}
+
 var overrideKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
 // applyOverride sets key.path=value in the YAML tree, creating mappings as needed. The value is
@@ -500,14 +525,20 @@ func applyOverride(root *yaml.Node, o string) error {
 	if !ok || !overrideKey.MatchString(key) {
 		return errors.New("expected key.path=value, e.g. update.epochs=2")
 	}
-	var v yaml.Node
-	if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) != 1 {
-		v = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
+	parts := strings.Split(key, ".")
+	// The value is bounded as a file is, its levels counted from where it goes: under the top
+	// level and one mapping per key of the path but the last. Text that is no YAML is a string.
+	v, err := strict.ParseAt([]byte(value), len(parts))
+	var se *strict.ShapeError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: the value at %v", key, err)
+	}
+	if err != nil || len(v.Content) != 1 {
+		v = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
 	}
 	if value == "" {
 		v.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}}
 	}
-	parts := strings.Split(key, ".")
 	n := root
 	for i, p := range parts {
 		var child *yaml.Node

@@ -29,6 +29,10 @@ func (o Options) Decode(env string, dst any) error {
 	err := strict.DecodeMap(o, dst)
 	var se *strict.Error
 	if !errors.As(err, &se) {
+		var shape *strict.ShapeError
+		if errors.As(err, &shape) {
+			return fmt.Errorf("env %s: %w", env, err)
+		}
 		return err
 	}
 	key, _, _ := strings.Cut(se.Key, ".")

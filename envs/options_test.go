@@ -114,3 +114,17 @@ func TestCheckRange(t *testing.T) {
 		}
 	}
 }
+
+// An option nested deeper than the strict decoder allows (an env reached over the network, or
+// options built in code) is refused naming the env and the key, before anything is encoded.
+func TestDecodeTooDeep(t *testing.T) {
+	var v any = 1
+	for range 10_000 {
+		v = map[string]any{"a": v}
+	}
+	dst := defaults()
+	err := Options{"mode": v}.Decode("toy", &dst)
+	if err == nil || !strings.Contains(err.Error(), "env toy") || !strings.Contains(err.Error(), `"mode"`) {
+		t.Fatalf("Decode of a 10000-deep option: %v", err)
+	}
+}

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/xla"
 
 	"github.com/graftrl/graftrl/internal/gobackend"
 	"github.com/graftrl/graftrl/internal/gradients"
@@ -39,16 +37,6 @@ type BackendOptions struct {
 // machine, not of the input; another backend or an installed plugin is the way out.
 var ErrBackendUnavailable = errors.New("unavailable")
 
-// pluginOptions are the PJRT client options: cpu_device_count for the CPU plugin (named cpu, or a
-// file whose name says cpu) when more than one device is asked for; none otherwise, since other
-// plugins may reject options they do not know.
-func pluginOptions(plugin string, devices int) pjrt.NamedValuesMap {
-	if devices <= 1 || !strings.Contains(strings.ToLower(filepath.Base(plugin)), "cpu") {
-		return nil
-	}
-	return pjrt.NamedValuesMap{"cpu_device_count": int64(devices)}
-}
-
 // NewBackend creates the backend. Errors (unknown name, missing PJRT plugin) come back within
 // backendTimeout; GoMLX never downloads a plugin unless opts.InstallPlugin is set. A plugin
 // file is checked (CheckPluginFile, then the PJRT C API version it reports) before go-xla
@@ -65,7 +53,9 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	if name == "go" {
 		return gobackend.New()
 	}
-	xla.EnableAutoInstall(opts.InstallPlugin)
+	if !XLABuilt {
+		return nil, fmt.Errorf("backend %q %w: this graftrl was built without XLA (CGO_ENABLED=0 or -tags noxla); build it with cgo, or use --backend go", name, ErrBackendUnavailable)
+	}
 	plugin := strings.TrimPrefix(name, "xla:")
 	check := checkNamedPlugin
 	if filepath.IsAbs(plugin) {
@@ -87,7 +77,7 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 				done <- result{err: fmt.Errorf("%v", r)}
 			}
 		}()
-		b, err := xla.NewWithOptions(plugin, pluginOptions(plugin, opts.Devices))
+		b, err := newXLABackend(plugin, opts)
 		if err != nil {
 			done <- result{err: err}
 			return

@@ -1,3 +1,5 @@
+//go:build cgo && !noxla
+
 package policy
 
 /*

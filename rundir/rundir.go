@@ -15,8 +15,10 @@
 //	audit/                       the newest advantage audit (graftrl audit)
 //
 // A warm start (graftrl sft, or the sft section of a training config) is a folder of its own,
-// <out_dir>/sft/<env>-seed<seed>-<key>/, holding policy/, vocab.txt and sft.json. Any folder
-// with policy/ and vocab.txt — a warm start or a checkpoint — can start a run (policy.init).
+// <out_dir>/sft/<env>-seed<seed>-<key>/, holding policy/, vocab.txt and sft.json, and beside it
+// <folder>.lock, held while the folder is computed (and removed when computing it fails). Any
+// folder with policy/ and vocab.txt — a warm start or a checkpoint — can start a run
+// (policy.init).
 package rundir
 
 import (
@@ -50,7 +52,9 @@ const (
 	WriteProbe = ".write-probe"
 	// LockFile is the run directory's lock: the process that trains the run holds an exclusive
 	// advisory lock (flock) on it and writes its PID into it, so that a second process is refused
-	// at once, naming the first. The file stays; only the lock matters.
+	// at once, naming the first. The file stays; only the lock matters. Resuming a run that is
+	// already finished takes no lock: it reads the directory and writes nothing, this file
+	// included.
 	LockFile = ".lock"
 )
 

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/graftrl/graftrl/audit"
@@ -59,9 +58,12 @@ type Invocation struct {
 	// report), the training processes' being in the sweep's state files.
 	WallSeconds float64 `json:"wall_s"`
 	CPUSeconds  float64 `json:"cpu_s"`
-	// Trained counts the runs trained (under Slurm: 1 when an array was submitted) and Audited
-	// the audits made; an invocation with neither only rewrote the report.
+	// Trained counts the runs trained to their end (under Slurm: 1 when an array was
+	// submitted), Partial the runs whose training started but did not end (stopped by a signal,
+	// or failed: the next invocation resumes them) and Audited the audits made; an invocation
+	// with none of them only rewrote the report.
 	Trained  int  `json:"trained"`
+	Partial  int  `json:"partial,omitempty"`
 	Audited  int  `json:"audited"`
 	Finished bool `json:"finished"`
 	// Build is the graftrl version and commit of the invocation (empty in logs written before
@@ -108,7 +110,8 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 
 	if tc := c.TuneSweep(); tc != nil {
 		res, trained, err := tune(ctx, tc, c, o)
-		inv.Trained += trained
+		inv.Trained += trained.done
+		inv.Partial += trained.partial
 		if err != nil {
 			return fail(err)
 		}
@@ -122,7 +125,8 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 	}
 	fmt.Fprintf(o.Log, "study %s: %d runs (%d bases) in %s, executor %s\n", m.Name, len(m.Runs), len(c.Bases), dir, c.Executor)
 	trained, err := execute(ctx, c, m, o)
-	inv.Trained += trained
+	inv.Trained += trained.done
+	inv.Partial += trained.partial
 	if err == nil && !o.NoAudit {
 		inv.Audited, err = audits(ctx, dir, c, m, o)
 	}
@@ -136,28 +140,32 @@ func Run(ctx context.Context, c *sweep.Config, o Options) (*sweep.Manifest, erro
 	return m, nil
 }
 
+// trainedCount is what an execution trained: done runs reached their end, partial runs started
+// training and stopped before it.
+type trainedCount struct{ done, partial int }
+
 // execute trains the unfinished runs of m, the prepared sweep c, with c's executor (under
 // Slurm it submits one job array and waits for it). It returns the runs trained (under Slurm:
-// 1 when an array was submitted).
-func execute(ctx context.Context, c *sweep.Config, m *sweep.Manifest, o Options) (int, error) {
+// 1 done when an array was submitted).
+func execute(ctx context.Context, c *sweep.Config, m *sweep.Manifest, o Options) (trainedCount, error) {
 	if c.Executor == sweep.ExecSlurm {
 		job, err := sweep.SubmitSlurm(ctx, c.Dir(), m, sweep.SlurmOptions{Binary: o.Binary, Wait: true, Out: o.Log})
 		if job != "" {
-			return 1, err
+			return trainedCount{done: 1}, err
 		}
-		return 0, err
+		return trainedCount{}, err
 	}
 	res, err := sweep.RunLocal(ctx, c.Dir(), m, sweep.LocalOptions{Workers: c.Workers,
 		Launcher: sweep.Launcher{Binary: o.Binary, Out: o.Log, Metric: m.Compare.Metric}})
-	return res.Done, err
+	return trainedCount{done: res.Done, partial: res.Started - res.Done}, err
 }
 
 // tune trains the tuning sweep tc of the study c, applies the rule and writes the result to
 // the study directory (sweep.TuneFile). It returns the result and the runs trained.
-func tune(ctx context.Context, tc, c *sweep.Config, o Options) (*sweep.TuneResult, int, error) {
+func tune(ctx context.Context, tc, c *sweep.Config, o Options) (*sweep.TuneResult, trainedCount, error) {
 	m, err := tc.Prepare()
 	if err != nil {
-		return nil, 0, err
+		return nil, trainedCount{}, err
 	}
 	fmt.Fprintf(o.Log, "study %s: selecting %s among %s on seeds %v: %d tuning runs in %s\n",
 		c.Name, c.Tune.Key, strings.Join(c.Tune.Values, ", "), c.Tune.Seeds, len(m.Runs), tc.Dir())
@@ -309,8 +317,9 @@ func abs(x int) int {
 }
 
 // Notes are the report paragraphs only a study knows, from TimesFile in dir and the sweep's
-// state files: its wall and CPU time, its machine, and the builds that trained and audited it
-// beside build, the graftrl writing the report.
+// state files: its wall and CPU time, summed over every invocation that trained (a run it
+// stopped included) or audited and over every attempt at each run, its machine, and the builds
+// that trained and audited it beside build, the graftrl writing the report.
 func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 	var wall, selfCPU float64
 	var parts int
@@ -324,7 +333,7 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 		if line == "" || json.Unmarshal([]byte(line), &inv) != nil {
 			continue
 		}
-		if inv.Trained > 0 || inv.Audited > 0 {
+		if inv.Trained > 0 || inv.Partial > 0 || inv.Audited > 0 {
 			wall += inv.WallSeconds
 			selfCPU += inv.CPUSeconds
 			parts++
@@ -351,10 +360,10 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 	}
 	for _, st := range statuses {
 		if a := st.Attempt; a != nil {
-			runCPU += a.CPUSeconds
-			if a.Ended != nil {
-				runWall += a.Ended.Sub(a.Started).Seconds()
-			}
+			// A run resumed by a later invocation records its last attempt; the totals add
+			// the attempts of the earlier invocations.
+			runCPU += a.TotalCPUSeconds()
+			runWall += a.TotalWallSeconds()
 			if !slices.Contains(hosts, a.Host) {
 				hosts = append(hosts, a.Host)
 			}
@@ -362,7 +371,7 @@ func Notes(dir string, m *sweep.Manifest, build string) ([]string, error) {
 	}
 	mc := bench.ProbeMachine()
 	notes := []string{
-		fmt.Sprintf("Time: the study took %s of wall clock in %d invocation(s) of graftrl study that trained or audited (re-runs that only rewrote the report are not counted) and %s of CPU time (%s in the %d training processes, SFT warm starts included; %s in the study process: audits and reports). The training processes' own wall times add up to %s.",
+		fmt.Sprintf("Time: the study took %s of wall clock in %d invocation(s) of graftrl study that trained or audited (interrupted ones included, also those that finished no run; re-runs that only rewrote the report are not counted) and %s of CPU time (%s in the training processes of its %d runs, over all their attempts, SFT warm starts included; %s in the study process: audits and reports). The training processes' own wall times, over all their attempts, add up to %s.",
 			hm(wall), parts, hm(runCPU+selfCPU), hm(runCPU), nRuns, hm(selfCPU), hm(runWall)),
 		fmt.Sprintf("Machine: %s, %d cores (SIMD %s), %s/%s, %s; runs trained on host(s) %s.",
 			mc.CPU, mc.Cores, mc.SIMD, runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.Join(hosts, ", ")),
@@ -426,15 +435,6 @@ func hm(s float64) string {
 		return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// selfCPU is this process's user + system CPU time in seconds.
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // appendJSONLine appends v as one JSON line to path.

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,8 +14,9 @@ import (
 // CompareRuns loads the sweep's runs for a comparison, relabelled with the sweep's env and
 // method names (so that variants of one estimator, or one env with different options, stay
 // apart). Runs that are not finished are an error naming them; with partial they are left out
-// and returned as skipped.
-func CompareRuns(dir string, m *Manifest, partial bool) (runs []*compare.Run, skipped []string, err error) {
+// and returned as skipped. Cancelling ctx stops the reading with an error wrapping
+// compare.ErrInterrupted.
+func CompareRuns(ctx context.Context, dir string, m *Manifest, partial bool) (runs []*compare.Run, skipped []string, err error) {
 	var dirs []string
 	var keep []*Run
 	var unfinished []string
@@ -44,7 +46,7 @@ func CompareRuns(dir string, m *Manifest, partial bool) (runs []*compare.Run, sk
 	if len(dirs) == 0 {
 		return nil, skipped, fmt.Errorf("sweep %s: no run is finished yet", m.Name)
 	}
-	runs, err = compare.LoadRuns(dirs)
+	runs, err = compare.LoadRunsContext(ctx, dirs)
 	if err != nil {
 		return nil, nil, err
 	}

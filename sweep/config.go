@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/graftrl/graftrl/compare"
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/config/strict"
 )
@@ -189,8 +191,13 @@ func Parse(path string, data []byte) (*Config, error) {
 	fail := func(format string, args ...any) (*Config, error) {
 		return nil, &config.Error{File: path, Msg: fmt.Sprintf(format, args...)}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	// strict.Parse bounds the document's shape before anything decodes it and refuses a second
+	// document, which yaml.Unmarshal would silently drop.
+	doc, err := strict.Parse(data)
+	var shape *strict.ShapeError
+	if errors.As(err, &shape) {
+		return fail("%v", err)
+	} else if err != nil {
 		return fail("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
@@ -525,6 +532,13 @@ func (c *CompareConfig) validate() error {
 	}
 	if c.BudgetTol < 0 || c.BudgetTol > 1 {
 		return fmt.Errorf("compare.budget_tol: %v is out of range (allowed 0..1, a fraction: 0.05 allows a 5 %% spread)", c.BudgetTol)
+	}
+	// The metric is read only when the runs are compared, after all of them trained: a
+	// misspelt name is refused here, before the first one starts.
+	if c.Metric != "" {
+		if err := compare.CheckMetric(c.Metric, compare.Metrics()); err != nil {
+			return fmt.Errorf("compare.metric: %v", err)
+		}
 	}
 	return nil
 }

@@ -15,9 +15,11 @@
 //
 // A run is finished when its directory holds a summary.json whose iterations or env steps reach
 // the config's budget and a config.yaml equal to the sweep's resolved config. Every executor
-// skips finished runs and restarts the others from scratch, so running the same sweep again
-// after an interruption (Ctrl-C, a killed job, a crash) finishes it without redoing finished
-// runs. Per-run locks keep two executors from running the same run at once.
+// skips finished runs and resumes the others from their newest checkpoint (`graftrl train
+// --resume`; from the beginning when they wrote none), so running the same sweep again after an
+// interruption (Ctrl-C, a killed job, a crash) finishes it without redoing finished runs or the
+// finished part of the others. Per-run locks keep two executors from running the same run at
+// once.
 //
 // The sweep config's keys are documented in configs/README.md (section Sweeps).
 package sweep

@@ -199,6 +199,11 @@ func (c *Config) Each(fn func(Run) error) error {
 		}
 		r.Levels = b.Levels
 		c.nameRun(&r, b.Label, axes, pick, &cfg)
+		if !safeName.MatchString(r.Name) {
+			// The grid's values are slugs, so this takes an env whose own name is not one; a
+			// manifest holding such a name is refused too (Manifest.checkNames).
+			return fail("run %s: its name %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", paramText(params), r.Name)
+		}
 		if r.Method != inferredMethod(&cfg) {
 			ov = append(ov, "label="+r.Method)
 			cfg.Label = r.Method
@@ -224,7 +229,7 @@ func (c *Config) Each(fn func(Run) error) error {
 		}
 		r.Overrides = ov
 		r.Iterations, r.EnvSteps = cfg.Iterations, cfg.EnvSteps
-		r.Config = filepath.Join(ConfigDir, r.Name+".yaml")
+		r.Config = runConfigPath(r.Name)
 		r.resolved = &cfg
 		if err := fn(r); err != nil {
 			return err

@@ -84,47 +84,52 @@ func (l *Launcher) binary() (string, error) {
 }
 
 // attempt trains run r of the sweep in dir unless it is finished or busy: it takes the run's
-// lock, checks its state again under the lock, restarts it from scratch (prepareAttempt),
-// and runs `graftrl train` with the run's resolved config, its output appended to
-// logs/<run>.log. Cancelling ctx sends SIGINT to the training process (it stops after its
-// current iteration), and SIGKILL after the grace period.
-func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (outcome, error) {
+// lock, checks its state again under the lock, resumes it from its newest checkpoint or starts
+// it over when it wrote none (prepareAttempt), and runs `graftrl train` with the run's resolved
+// config, its output appended to logs/<run>.log. Cancelling ctx sends SIGINT to the training
+// process (it stops after its current iteration), and SIGKILL after the grace period. started
+// reports whether a training process was started.
+func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (out outcome, started bool, err error) {
 	release, err := rundir.TryLock(filepath.Join(dir, StateDir, r.Name+".lock"))
 	if errors.Is(err, rundir.ErrLocked) {
-		return outBusy, nil
+		return outBusy, false, nil
 	}
 	if err != nil {
-		return outFailed, fmt.Errorf("run %s: lock: %w", r.Name, err)
+		return outFailed, false, fmt.Errorf("run %s: lock: %w", r.Name, err)
 	}
 	defer release()
 	if Check(dir, r, l.Metric).State == Finished {
-		return outSkipped, nil
+		return outSkipped, false, nil
 	}
 	if ctx.Err() != nil {
-		return outStopped, nil
+		return outStopped, false, nil
 	}
 	bin, err := l.binary()
 	if err != nil {
-		return outFailed, err
+		return outFailed, false, err
 	}
 	extra, err := prepareAttempt(dir, r)
 	if err != nil {
-		return outFailed, err
+		return outFailed, false, err
 	}
 	prev, _ := readAttempt(dir, r)
 	host, _ := os.Hostname()
 	a := &Attempt{N: 1, Host: host, PID: os.Getpid(), SlurmJob: l.SlurmJob, Started: time.Now().UTC().Truncate(time.Second)}
 	if prev != nil {
 		a.N = prev.N + 1
+		// The record keeps the last attempt; what the earlier ones cost is carried over, so
+		// that a run trained over several invocations is counted whole (a study's Time note).
+		a.EarlierCPUSeconds = prev.EarlierCPUSeconds + prev.CPUSeconds
+		a.EarlierWallSeconds = prev.EarlierWallSeconds + prev.wallSeconds()
 	}
 	args := append([]string{"train", "--config", filepath.Join(dir, r.Config), "--out-dir", filepath.Join(dir, RunDir)}, extra...)
 	logPath := filepath.Join(dir, LogDir, r.Name+".log")
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return outFailed, err
+		return outFailed, false, err
 	}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return outFailed, err
+		return outFailed, false, err
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "== attempt %d of run %s on %s at %s: %s %s\n", a.N, r.Name, host, a.Started.Format(time.RFC3339),
@@ -142,7 +147,7 @@ func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (outcome, er
 		cmd.WaitDelay = 15 * time.Second
 	}
 	if err := writeAttempt(dir, r, a); err != nil {
-		return outFailed, fmt.Errorf("run %s: %w", r.Name, err)
+		return outFailed, false, fmt.Errorf("run %s: %w", r.Name, err)
 	}
 	l.logf("start   %s (attempt %d; log %s)", r.Name, a.N, logPath)
 	t0 := time.Now()
@@ -159,7 +164,7 @@ func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (outcome, er
 	}
 	fmt.Fprintf(logf, "== attempt %d ended after %s (%.0f s of CPU): %v\n", a.N, time.Since(t0).Round(time.Second), a.CPUSeconds, errText(runErr))
 	if err := writeAttempt(dir, r, a); err != nil {
-		return outFailed, fmt.Errorf("run %s: %w", r.Name, err)
+		return outFailed, true, fmt.Errorf("run %s: %w", r.Name, err)
 	}
 	st := Check(dir, r, l.Metric)
 	switch {
@@ -174,14 +179,14 @@ func (l *Launcher) attempt(ctx context.Context, dir string, r *Run) (outcome, er
 		}
 		l.logf("done    %s in %s (%.0f s of CPU): %d iterations, %d env steps, %s %s", r.Name, time.Since(t0).Round(time.Second),
 			a.CPUSeconds, st.Iter, st.EnvSteps, metric, val)
-		return outDone, nil
+		return outDone, true, nil
 	case ctx.Err() != nil:
-		l.logf("stopped %s at iteration %d (it restarts from scratch next time)", r.Name, st.Iter)
-		return outStopped, nil
+		l.logf("stopped %s at iteration %d (it resumes from its newest checkpoint next time)", r.Name, st.Iter)
+		return outStopped, true, nil
 	}
 	tail := logTail(logPath, 5)
 	l.logf("FAILED  %s after %s: %s; %s\n%s", r.Name, time.Since(t0).Round(time.Second), errText(runErr), st.Detail, tail)
-	return outFailed, fmt.Errorf("run %s failed (%s); log: %s", r.Name, errText(runErr), logPath)
+	return outFailed, true, fmt.Errorf("run %s failed (%s); log: %s", r.Name, errText(runErr), logPath)
 }
 
 func errText(err error) string {
@@ -236,6 +241,9 @@ type Result struct {
 	// Busy are runs another process was training; Failed are runs whose training failed;
 	// Stopped are runs interrupted by the context.
 	Busy, Failed, Stopped []string
+	// Started counts the training processes started: the runs Done, and those of Failed and
+	// Stopped that trained before they ended.
+	Started int
 	// Elapsed is the wall-clock time of the execution.
 	Elapsed time.Duration
 }
@@ -246,9 +254,10 @@ func (r Result) Finished() int { return r.Skipped + r.Done }
 // RunLocal trains the sweep's unfinished runs on this machine: a pool of o.Workers workers,
 // each run in its own `graftrl train` process with GOMAXPROCS = cores / workers (one process
 // per core by default: the fastest way to run independent runs, see GOMLX-NOTES). Finished runs
-// are skipped; unfinished ones restart from scratch. Cancelling ctx stops every run (SIGINT,
-// then SIGKILL after the grace period) and returns an error wrapping ErrInterrupted; running
-// the sweep again then finishes it. Failed runs do not stop the others; the error lists them.
+// are skipped; unfinished ones resume from their newest checkpoint (from the beginning when
+// they wrote none). Cancelling ctx stops every run (SIGINT, then SIGKILL after the grace
+// period) and returns an error wrapping ErrInterrupted; running the sweep again then finishes
+// it. Failed runs do not stop the others; the error lists them.
 func RunLocal(ctx context.Context, dir string, m *Manifest, o LocalOptions) (Result, error) {
 	t0 := time.Now()
 	res := Result{Runs: len(m.Runs)}
@@ -289,8 +298,11 @@ func RunLocal(ctx context.Context, dir string, m *Manifest, o LocalOptions) (Res
 		go func() {
 			defer wg.Done()
 			for r := range queue {
-				out, err := l.attempt(ctx, dir, r)
+				out, started, err := l.attempt(ctx, dir, r)
 				mu.Lock()
+				if started {
+					res.Started++
+				}
 				switch out {
 				case outSkipped:
 					res.Skipped++
@@ -322,7 +334,7 @@ feed:
 	wg.Wait()
 	res.Elapsed = time.Since(t0)
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("sweep %s: %w after %s: %d of %d runs finished; run the same command again to finish the sweep (finished runs are kept, unfinished ones restart)",
+		return res, fmt.Errorf("sweep %s: %w after %s: %d of %d runs finished; run the same command again to finish the sweep (finished runs are kept, unfinished ones resume from their newest checkpoint)",
 			m.Name, ErrInterrupted, res.Elapsed.Round(time.Second), res.Finished(), res.Runs)
 	}
 	if len(errs) > 0 {
@@ -364,7 +376,7 @@ func RunOne(ctx context.Context, dir string, index int, l *Launcher) error {
 	if err != nil {
 		return err
 	}
-	out, err := l.attempt(ctx, dir, r)
+	out, _, err := l.attempt(ctx, dir, r)
 	switch out {
 	case outSkipped:
 		l.logf("skip    %s: finished before", r.Name)

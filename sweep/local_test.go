@@ -68,7 +68,7 @@ func TestRunLocal(t *testing.T) {
 }
 
 // Kill a sweep halfway (after its first run finished, while the second runs) and run it again:
-// the finished run is not redone, the interrupted one restarts and finishes.
+// the finished run is not redone, the interrupted one resumes and finishes.
 func TestRunLocalInterruptAndRerun(t *testing.T) {
 	dir := t.TempDir()
 	c := writeSweep(t, dir, "name: kill\nbase: tiny.yaml\ngrid:\n  seed: [1, 2, 3]\nset: [iterations=40]\n")

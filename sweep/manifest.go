@@ -60,8 +60,40 @@ func LoadManifest(dir string) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: run %d is malformed (index %d, name %q)", path, i, r.Index, r.Name)
 		}
 	}
+	if err := m.checkNames(); err != nil {
+		return nil, fmt.Errorf("%s: %w (the manifest names files inside the sweep directory; rewrite it with graftrl sweep --config FILE)", path, err)
+	}
 	return &m, nil
 }
+
+// checkNames refuses a manifest whose names would lead outside the sweep directory. The
+// executors lock, log and train a run under its name (state/<run>.lock, logs/<run>.log,
+// runs/<run>/) and read its config from its config path; a Slurm task (sweep run-one) has
+// nothing but the manifest to go by, on storage other users share. So the sweep name and each
+// run name must be what the grid gives them, and each config path the one the grid writes:
+// the rules graftrl sweep --config follows when it writes the manifest.
+func (m *Manifest) checkNames() error {
+	if !safeName.MatchString(m.Name) {
+		return fmt.Errorf("name: %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", m.Name)
+	}
+	seen := make(map[string]int, len(m.Runs))
+	for i, r := range m.Runs {
+		if !safeName.MatchString(r.Name) {
+			return fmt.Errorf("runs[%d].name: %q is not allowed (a run name: letters, digits and . _ + = -, starting with a letter or digit)", i, r.Name)
+		}
+		if j, dup := seen[r.Name]; dup {
+			return fmt.Errorf("runs[%d].name: %q is also the name of runs[%d] (each run's name must be its own)", i, r.Name, j)
+		}
+		seen[r.Name] = i
+		if want := runConfigPath(r.Name); r.Config != want {
+			return fmt.Errorf("runs[%d].config: %q is not allowed (run %s's config is %q, inside the sweep directory)", i, r.Config, r.Name, want)
+		}
+	}
+	return nil
+}
+
+// runConfigPath is where the sweep directory holds the resolved config of the run called name.
+func runConfigPath(name string) string { return filepath.Join(ConfigDir, name+".yaml") }
 
 // IsSweepDir reports whether dir holds a manifest.json.
 func IsSweepDir(dir string) bool {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/rundir"
 )
 
@@ -22,7 +23,8 @@ const (
 	// Pending: the run has no directory yet.
 	Pending State = "pending"
 	// Unfinished: the run has a directory but no summary.json that reaches its budget with the
-	// sweep's config (it is running, or was stopped, killed or crashed). Executors restart it.
+	// sweep's config (it is running, or was stopped, killed or crashed). Executors resume it
+	// from its newest checkpoint, or start it over when it wrote none.
 	Unfinished State = "unfinished"
 	// Finished: summary.json reaches the budget and config.yaml is the sweep's config.
 	Finished State = "finished"
@@ -59,9 +61,30 @@ type Attempt struct {
 	Exit  *int       `json:"exit,omitempty"`
 	// CPUSeconds is the user + system CPU time of the training process.
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// EarlierCPUSeconds and EarlierWallSeconds add up the CPU and wall-clock times of the
+	// run's attempts before this one (those that recorded them: an attempt killed with its
+	// executor has no end), so that the run's whole cost survives this record replacing theirs.
+	EarlierCPUSeconds  float64 `json:"earlier_cpu_seconds,omitempty"`
+	EarlierWallSeconds float64 `json:"earlier_wall_seconds,omitempty"`
 	// Error is why the attempt could not start or what it ended with.
 	Error string `json:"error,omitempty"`
 }
+
+// wallSeconds is the attempt's wall-clock time, 0 while it has no end.
+func (a *Attempt) wallSeconds() float64 {
+	if a.Ended == nil {
+		return 0
+	}
+	return a.Ended.Sub(a.Started).Seconds()
+}
+
+// TotalCPUSeconds is the CPU time of every attempt at the run that recorded it, this one
+// included.
+func (a *Attempt) TotalCPUSeconds() float64 { return a.EarlierCPUSeconds + a.CPUSeconds }
+
+// TotalWallSeconds is the wall-clock time of every attempt at the run that recorded it, this
+// one included.
+func (a *Attempt) TotalWallSeconds() float64 { return a.EarlierWallSeconds + a.wallSeconds() }
 
 // Check reads a run's directory inside the sweep directory dir. metric is the eval metric to
 // report (empty: eval/success).
@@ -87,7 +110,7 @@ func Check(dir string, r *Run, metric string) Status {
 // finishedDetail returns "" for a finished run, else why it is not finished.
 func finishedDetail(dir string, r *Run) string {
 	runDir := filepath.Join(dir, r.RunPath())
-	data, err := os.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
+	data, err := limits.Metrics.ReadFile(filepath.Join(runDir, rundir.SummaryFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "no " + rundir.SummaryFile + " (running, or killed or crashed)"
 	}
@@ -108,11 +131,11 @@ func finishedDetail(dir string, r *Run) string {
 		}
 		return fmt.Sprintf("stopped at iteration %d, %d env steps, short of its budget of %s", *s.Iterations, *s.EnvSteps, budget)
 	}
-	runCfg, err := os.ReadFile(filepath.Join(runDir, rundir.ConfigFile))
+	runCfg, err := limits.Config.ReadFile(filepath.Join(runDir, rundir.ConfigFile))
 	if err != nil {
 		return err.Error()
 	}
-	want, err := os.ReadFile(filepath.Join(dir, r.Config))
+	want, err := limits.Config.ReadFile(filepath.Join(dir, r.Config))
 	if err != nil {
 		return err.Error()
 	}
@@ -126,9 +149,11 @@ func finishedDetail(dir string, r *Run) string {
 	return ""
 }
 
-// progress reads the last line's iteration and env steps and the metric's last evaluation.
+// progress reads the last line's iteration and env steps and the metric's last evaluation. It
+// reads no further than the metrics limit (limits.Metrics): a file that never ends shows the
+// progress of what was read.
 func progress(path, metric string) (int, int64, float64) {
-	f, err := os.Open(path)
+	f, err := limits.Metrics.Open(path)
 	if err != nil {
 		return 0, 0, math.NaN()
 	}
@@ -188,8 +213,8 @@ func writeAttempt(dir string, r *Run, a *Attempt) error {
 }
 
 // prepareAttempt readies an unfinished run's directory for a new attempt and returns extra
-// arguments for `graftrl train`: a run that wrote a checkpoint resumes from it (--resume); one
-// that did not restarts from scratch (its directory is deleted).
+// arguments for `graftrl train`: a run that wrote a checkpoint resumes from its newest usable one
+// (--resume); one that did not starts over (its directory is deleted).
 func prepareAttempt(dir string, r *Run) ([]string, error) {
 	runDir := filepath.Join(dir, r.RunPath())
 	if ckpts, err := rundir.ListCheckpoints(runDir); err == nil && len(ckpts) > 0 {

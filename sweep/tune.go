@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/graftrl/graftrl/compare"
 )
 
 // TuneRule is the one selection rule of a tune section: per method, the value whose runs have
@@ -73,14 +75,20 @@ func (t *Tune) validate(c *Config) error {
 		return fmt.Errorf("tune.values: %d value(s); a selection needs at least 2 candidates (e.g. [0.0001, 0.0002, 0.0004])", len(t.Values))
 	case len(t.Seeds) == 0:
 		return fmt.Errorf("tune.seeds: a tuning grid needs tuning seeds that the evaluation never uses (e.g. [101, 102, 103]); none given")
-	case t.Metric != "" && !strings.HasPrefix(t.Metric, "eval/"):
-		return fmt.Errorf("tune.metric: %q is not an eval metric (allowed: a key of the runs' eval lines, such as eval/heldout/greedy/success)", t.Metric)
 	case t.Rule != TuneRule:
 		return fmt.Errorf("tune.rule: %q is not allowed (allowed: %s)", t.Rule, TuneRule)
 	case len(c.Variants) == 0:
 		return fmt.Errorf("tune: needs variants (each method a variant), so that the value chosen for a method is set in its runs")
 	case seedAxis == nil:
 		return fmt.Errorf("tune: needs a grid.seed axis (the evaluation seeds), so that tune.seeds can be checked against them")
+	}
+	if t.Metric != "" {
+		// The rule reads the metric only after every tuning run trained: a misspelt name is
+		// refused here, before the first one starts. The rule reads evaluations, so the train/
+		// means a comparison also offers are not among the allowed names.
+		if err := compare.CheckMetric(t.Metric, compare.EvalMetrics()); err != nil {
+			return fmt.Errorf("tune.metric: %v", err)
+		}
 	}
 	for i, v := range t.Values {
 		if strings.TrimSpace(v) == "" || slices.Contains(t.Values[:i], v) {

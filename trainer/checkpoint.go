@@ -49,6 +49,12 @@ type trainerState struct {
 	// started (absent when none ran at it): graftrl eval starts from it, so that it repeats the
 	// run's own evaluation of this checkpoint, sampled episodes included.
 	EvalRNG []byte `json:"eval_rng,omitempty"`
+	// Config is what the run's config computes (trainedConfig: every key but those a resumed
+	// run may change, with its value) and ConfigSHA256 its SHA-256 (configSHA256): resume
+	// refuses a config that differs from them, naming the keys (checkTrainedConfig). Both are
+	// empty in checkpoints written before they existed.
+	Config       map[string]json.RawMessage `json:"config,omitempty"`
+	ConfigSHA256 string                     `json:"config_sha256,omitempty"`
 }
 
 // saveCheckpoint writes the checkpoint of the current iteration and applies keep_last.
@@ -80,6 +86,8 @@ func (t *Trainer) saveCheckpoint() error {
 	if t.evalStartIter == t.iter && t.evalStart != nil {
 		st.EvalRNG = t.evalStart
 	}
+	st.Config = trainedConfig(&t.cfg)
+	st.ConfigSHA256 = configSHA256(st.Config)
 	root := filepath.Join(t.dir, rundir.CheckpointsDir)
 	tmp := rundir.TempCheckpointPath(t.dir, t.iter)
 	if err := os.RemoveAll(tmp); err != nil {

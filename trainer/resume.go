@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 var resumableKeys = map[string]bool{
 	"iterations": true, "env_steps": true, "resume": true, "save_batches": true,
 	"checkpoint.every": true, "checkpoint.keep_last": true, "faults.step_timeout": true,
-	"faults.max_error_share": true, "faults.max_skipped_updates": true,
+	"faults.max_error_share": true, "faults.max_skipped_updates": true, "faults.retries": true,
 }
 
 // ConfigDiff lists the keys whose values differ between two configs, as "key: old → new" lines,
@@ -81,9 +82,10 @@ func flattenConfig(c *config.Config) map[string]any {
 // a copied or moved directory has other values for them.
 var locationKeys = map[string]bool{"name": true, "out_dir": true}
 
-// holdsRun reports whether dir holds a run: its config, its metrics or a checkpoint.
+// holdsRun reports whether dir holds a run: its config, its history (metrics, timings, a
+// summary) or a checkpoint. A new run is never started over any of them.
 func holdsRun(dir string) bool {
-	for _, f := range []string{rundir.MetricsFile, rundir.ConfigFile} {
+	for _, f := range []string{rundir.MetricsFile, rundir.ConfigFile, rundir.TimingFile, rundir.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return true
 		}
@@ -96,43 +98,70 @@ func holdsRun(dir string) bool {
 // config alone, whether the run may start or continue there — before any work. It creates the
 // directory and takes its lock (rundir.LockFile), refusing at once, with the holder's PID, when
 // another process holds it; it refuses a directory that holds a run unless resuming. For a
-// resumed run it checks the config against the recorded one, picks the newest usable checkpoint
-// and checks the length (checkLength).
+// resumed run it checks the config against the recorded one and against the one the checkpoint
+// was trained with, picks the newest usable checkpoint and checks the length (checkLength).
+// A resumed run that is finished as it is (finishedAsIs) is decided first, without the lock:
+// resuming it writes nothing.
 //
 // A checkpoint is usable when it verifies, its trainer.json reads, and metrics.jsonl and
 // timing.jsonl still hold what it recorded of them; otherwise resume falls back to the previous
-// one. A run whose checkpoints are all unusable is refused with the reason rather than restarted.
+// one. A run whose checkpoints are all unusable, or gone while its history (metrics, timings,
+// summary) remains, is refused with the reason rather than restarted over that history.
 func (t *Trainer) claim() error {
-	if _, err := os.Stat(t.dir); errors.Is(err, os.ErrNotExist) {
-		t.created = true
+	if t.resume && t.finishedAsIs() {
+		return nil
 	}
 	notWritable := func(err error) error {
 		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("output directory %s is not writable: %v", t.dir, err)}
 	}
-	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+	made, err := mkdirAllMade(t.dir)
+	if err != nil {
 		return notWritable(err)
 	}
+	t.made = made
 	lock := filepath.Join(t.dir, rundir.LockFile)
 	release, err := rundir.TryLock(lock)
 	if errors.Is(err, rundir.ErrLocked) {
 		return lockedError(t.dir, lock, "run directory "+t.dir)
 	}
 	if err != nil {
-		if t.created {
-			os.Remove(t.dir)
-		}
+		removeMade(t.made)
 		return notWritable(err)
 	}
 	t.release = release
-	if err := t.checkRunDir(); err != nil {
+	if err := t.checkRunDir(t.logf); err != nil {
 		t.abandon()
 		return err
 	}
 	return nil
 }
 
-// checkRunDir is claim's look at what the directory holds.
-func (t *Trainer) checkRunDir() error {
+// finishedAsIs reports whether the run to resume is finished as it is — at its length, with
+// the summary.json of its newest usable checkpoint — deciding it by reading the run directory
+// only. Such a run is left as it is without taking its lock: a lock rewrites the lock file
+// with this process's PID, and would fail on storage that has since become read-only, where
+// "already finished" is still the answer. Whatever else the directory holds (a run to continue
+// or to refuse, a summary.json to write) is decided again under the lock, so a process training
+// the run still refuses this one at once.
+func (t *Trainer) finishedAsIs() bool {
+	var notes []string
+	err := t.checkRunDir(func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) })
+	if err == nil && t.finished {
+		if s, ok := t.recordedSummary(); ok {
+			for _, n := range notes {
+				t.logf("%s", n)
+			}
+			t.finishedAs = &s
+			return true
+		}
+	}
+	t.recorded, t.resumeFrom, t.resumeState, t.finished = nil, "", trainerState{}, false
+	return false
+}
+
+// checkRunDir is claim's look at what the directory holds; it reads the directory only, and
+// says what it warns about through logf.
+func (t *Trainer) checkRunDir(logf func(format string, args ...any)) error {
 	exists := holdsRun(t.dir)
 	if exists && !t.resume {
 		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("run directory %s already holds a run; resume it (--resume %s, or resume: auto), choose another name (--name) or remove it", t.dir, t.dir)}
@@ -145,8 +174,8 @@ func (t *Trainer) checkRunDir() error {
 		return fmt.Errorf("resume %s: %w", t.dir, err)
 	}
 	if diff := ConfigDiff(&recorded, &t.cfg); len(diff) > 0 {
-		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: the config differs from the run's recorded config in keys a resumed run may not change:\n  %s\n(allowed to differ: iterations, env_steps, checkpoint.*, faults.*, save_batches; name and out_dir follow the run directory)",
-			t.dir, strings.Join(diff, "\n  "))}
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: the config differs from the run's recorded config in keys a resumed run may not change:\n  %s\n(allowed to differ: %s)",
+			t.dir, strings.Join(diff, "\n  "), allowedToDiffer)}
 	}
 	t.recorded = &recorded
 	metricsPath := filepath.Join(t.dir, rundir.MetricsFile)
@@ -155,7 +184,7 @@ func (t *Trainer) checkRunDir() error {
 	var st trainerState
 	ckpt, err := latestUsableCheckpoint(t.dir, func(format string, args ...any) {
 		reasons = append(reasons, fmt.Sprintf(format, args...))
-		t.logf(format, args...)
+		logf(format, args...)
 	}, func(_ string, s trainerState) error {
 		if err := holdsPrefix(metricsPath, s.MetricsBytes, s.MetricsSHA256); err != nil {
 			return err
@@ -171,14 +200,81 @@ func (t *Trainer) checkRunDir() error {
 	}
 	switch {
 	case ckpt != "":
+		if err := t.checkTrainedConfig(ckpt, st, logf); err != nil {
+			return err
+		}
 		t.resumeFrom, t.resumeState = ckpt, st
 		return t.checkLength(&recorded)
 	case len(reasons) > 0:
 		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: no checkpoint is usable:\n  %s\nRestore the files named above (from a backup or a copy of the run), or start the run again from the beginning: remove %s, or choose another name (--name)",
 			t.dir, strings.Join(reasons, "\n  "), t.dir)}
 	}
-	t.logf("warning: %s has no checkpoint; starting the run again from the beginning", t.dir)
+	// No checkpoint at all: starting again from the beginning truncates metrics.jsonl and
+	// timing.jsonl and later replaces summary.json, so that is only done when they hold nothing.
+	if history := runHistory(t.dir); len(history) > 0 {
+		ckpts := filepath.Join(t.dir, rundir.CheckpointsDir)
+		missing := ckpts + " holds no checkpoint"
+		if _, err := os.Stat(ckpts); errors.Is(err, os.ErrNotExist) {
+			missing = ckpts + " is missing"
+		}
+		return &DirError{Dir: t.dir, Msg: fmt.Sprintf("cannot resume %s: %s, but the run's history remains (%s); starting it again from the beginning would overwrite that history.\nRestore %s (from a backup or a copy of the run), or start the run again from the beginning: remove %s, or choose another name (--name)",
+			t.dir, missing, strings.Join(history, ", "), ckpts, t.dir)}
+	}
+	logf("warning: %s has no checkpoint; starting the run again from the beginning", t.dir)
 	return nil
+}
+
+// allowedToDiffer says which keys a resumed run may change (resumableKeys, locationKeys).
+const allowedToDiffer = "iterations, env_steps, checkpoint.*, faults.*, save_batches; name and out_dir follow the run directory"
+
+// runHistory lists the files of dir that record a run's past — metrics.jsonl, timing.jsonl
+// and summary.json, when not empty — each with its size in lines.
+func runHistory(dir string) []string {
+	var out []string
+	for _, f := range []string{rundir.MetricsFile, rundir.TimingFile, rundir.SummaryFile} {
+		path := filepath.Join(dir, f)
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			continue
+		}
+		n, err := countLines(path)
+		switch {
+		case err != nil:
+			out = append(out, f)
+		case n == 1:
+			out = append(out, f+" (1 line)")
+		default:
+			out = append(out, fmt.Sprintf("%s (%d lines)", f, n))
+		}
+	}
+	return out
+}
+
+// countLines counts the newline-ended lines of the file at path, and a last line without one.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, last := 0, byte('\n')
+	for {
+		k, err := f.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
 }
 
 // checkLength compares the config's length with what the resumed run holds (its checkpoint)
@@ -215,13 +311,15 @@ func (t *Trainer) unlock() {
 	}
 }
 
-// abandon undoes claim when New fails after it: a run directory claim created is removed again
-// (it holds at most the lock and an empty checkpoints/), then the lock is released.
+// abandon undoes claim when New fails after it: the directories claim created for the run are
+// removed again — a run directory New created holds nothing by then but the lock and an empty
+// checkpoints/ — the lock file first and while it is still held, so that a process waiting for
+// it takes a new one (rundir.Lock); then the lock is released.
 func (t *Trainer) abandon() {
-	if t.created && t.release != nil {
+	if len(t.made) > 0 && t.release != nil {
 		os.Remove(filepath.Join(t.dir, rundir.LockFile))
 		os.Remove(filepath.Join(t.dir, rundir.CheckpointsDir))
-		os.Remove(t.dir)
+		removeMade(t.made)
 	}
 	t.unlock()
 }
@@ -257,15 +355,18 @@ func (t *Trainer) openRun() error {
 // finishedSummary is the summary of a run New found finished: its summary.json, when that
 // records the checkpoint's iteration; otherwise — a process stopped between the last checkpoint
 // and summary.json — one made from the checkpoint and the last evaluation in metrics.jsonl,
-// which is then written.
+// which is then written (only under the run's lock: finishedAsIs takes none, and found the
+// summary.json it keeps).
 func (t *Trainer) finishedSummary() (Summary, error) {
+	if t.finishedAs != nil {
+		return *t.finishedAs, nil
+	}
 	st := t.resumeState
 	path := filepath.Join(t.dir, rundir.SummaryFile)
-	var s Summary
-	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &s) == nil && s.Iterations == st.Iter && s.EnvSteps == st.EnvSteps {
+	if s, ok := t.recordedSummary(); ok {
 		return s, nil
 	}
-	s = Summary{Iterations: st.Iter, EnvSteps: st.EnvSteps, Tokens: st.Tokens}
+	s := Summary{Iterations: st.Iter, EnvSteps: st.EnvSteps, Tokens: st.Tokens}
 	final, err := lastEval(filepath.Join(t.dir, rundir.MetricsFile), st.MetricsBytes, st.Iter)
 	if err != nil {
 		return s, err
@@ -283,6 +384,15 @@ func (t *Trainer) finishedSummary() (Summary, error) {
 	}
 	t.logf("note: %s lacked the %s of its last checkpoint (iteration %d); written from the checkpoint and %s", t.dir, rundir.SummaryFile, st.Iter, rundir.MetricsFile)
 	return s, nil
+}
+
+// recordedSummary is the run's summary.json when it records the iteration and env steps of the
+// checkpoint the run resumes from.
+func (t *Trainer) recordedSummary() (Summary, bool) {
+	var s Summary
+	data, err := os.ReadFile(filepath.Join(t.dir, rundir.SummaryFile))
+	ok := err == nil && json.Unmarshal(data, &s) == nil && s.Iterations == t.resumeState.Iter && s.EnvSteps == t.resumeState.EnvSteps
+	return s, ok
 }
 
 // lastEval returns the last evaluation of iteration iter within the first n bytes of the

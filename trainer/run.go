@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
@@ -30,8 +29,8 @@ func (t *Trainer) saveBatch(b *rollout.Batch) error {
 }
 
 // checkWritable makes sure the run directory can take the run before any training: it creates
-// it, writes and fsyncs a probe file, and checks that the free space holds the checkpoints kept
-// plus a margin for metrics.
+// it, writes and fsyncs a probe file, and, where the system reports free space (diskFree), checks
+// that it holds the checkpoints kept plus a margin for metrics.
 func checkWritable(dir string, numParams int) error {
 	if err := os.MkdirAll(filepath.Join(dir, rundir.CheckpointsDir), 0o755); err != nil {
 		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
@@ -49,9 +48,7 @@ func checkWritable(dir string, numParams int) error {
 	if err != nil {
 		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
 	}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err == nil {
-		free := int64(fs.Bavail) * int64(fs.Bsize)
+	if free, ok := diskFree(dir); ok {
 		// Weights, two Adam moments and possibly a reference copy, per kept checkpoint and one in flight.
 		need := int64(numParams)*4*4*4 + 64<<20
 		if free < need {

@@ -66,7 +66,8 @@ func RunSFT(cfg config.Config, dir string, opts Options) (*SFTReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	made, err := mkdirAllMade(filepath.Dir(dir))
+	if err != nil {
 		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s cannot be written: %v", dir, err)}
 	}
 	lock := dir + ".lock"
@@ -75,10 +76,28 @@ func RunSFT(cfg config.Config, dir string, opts Options) (*SFTReport, error) {
 		return nil, lockedError(dir, lock, "warm start "+dir)
 	}
 	if err != nil {
+		removeMade(made)
 		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s cannot be written: %v", dir, err)}
 	}
 	defer unlock()
-	return runSFT(cfg, info, dir, opts)
+	rep, err := runSFT(cfg, info, dir, opts)
+	if err != nil {
+		dropWarmStartLock(dir, made)
+	}
+	return rep, err
+}
+
+// dropWarmStartLock is the clean-up of a warm start that failed (a backend that cannot load,
+// an env that fails its demonstrations): when its folder dir does not exist, the lock file
+// beside it guards nothing and is removed — while still held, so that a process waiting for it
+// finds it gone and takes a new one (rundir.Lock) — and so are the folders made for it (made,
+// from mkdirAllMade) that are left empty.
+func dropWarmStartLock(dir string, made []string) {
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	os.Remove(dir + ".lock")
+	removeMade(made)
 }
 
 // probeSFT refuses a warm start the env cannot demonstrate (checkTeacher) and returns what
@@ -263,11 +282,13 @@ func EnsureWarmStart(cfg config.Config, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	made, err := mkdirAllMade(filepath.Dir(dir))
+	if err != nil {
 		return "", fmt.Errorf("sft: %w", err)
 	}
 	unlock, err := rundir.Lock(dir + ".lock")
 	if err != nil {
+		removeMade(made)
 		return "", fmt.Errorf("sft: %w", err)
 	}
 	defer unlock()
@@ -275,6 +296,7 @@ func EnsureWarmStart(cfg config.Config, opts Options) (string, error) {
 		return dir, nil
 	}
 	if _, err := runSFT(cfg, info, dir, opts); err != nil {
+		dropWarmStartLock(dir, made)
 		return "", err
 	}
 	return dir, nil

@@ -87,16 +87,18 @@ type Trainer struct {
 	// afterIteration is a test hook run after each iteration's checkpoint.
 	afterIteration func()
 
-	// What New decided about the run directory (claim): release unlocks it; created says New
-	// made the directory; resumeFrom is the checkpoint a resumed run continues from and
-	// resumeState its trainer state; recorded is the config the run was recorded with;
-	// finished says the run already reached its length.
+	// What New decided about the run directory (claim): release unlocks it; made lists the
+	// directories New created for it (mkdirAllMade); resumeFrom is the checkpoint a resumed run
+	// continues from and resumeState its trainer state; recorded is the config the run was
+	// recorded with; finished says the run already reached its length, and finishedAs is its
+	// summary.json when New found it finished as it is, without taking the lock (finishedAsIs).
 	release     func()
-	created     bool
+	made        []string
 	resumeFrom  string
 	resumeState trainerState
 	recorded    *config.Config
 	finished    bool
+	finishedAs  *Summary
 }
 
 // Options are run-time choices that are not part of the experiment's config.
@@ -127,9 +129,11 @@ func pcgFor(seed uint64, stream uint64) *rand.PCG {
 // alone whether the run may start or continue there, then checks what the environment tells
 // (ProbeEnv: a remote env's server must answer here, and policy.max_len must hold the env's
 // first turn) and that the directory can be written, all before the warm start or any other
-// work; a refusal leaves no file behind. A resumed run that already reached its length does
-// nothing more (Finished). The trainer owns the env instances it builds and the run directory's
-// lock until Run returns; Close releases both.
+// work; a refusal leaves no file behind, and no directory that New created. A resumed run that
+// already reached its length does nothing more (Finished); when its summary.json is written,
+// New reads the directory only, without taking the lock, so that it writes nothing. The
+// trainer owns the env instances it builds and the run directory's lock until Run returns;
+// Close releases both.
 func New(cfg config.Config, opts Options) (*Trainer, error) {
 	return newTrainer(cfg, opts, false)
 }
@@ -482,11 +486,23 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 // interruptedInEval ends a run whose evaluation was interrupted (by a signal, while waiting on a
 // remote env). The iteration it followed has changed the policy but is not complete, so no
 // checkpoint is written: resuming continues from the newest checkpoint, whose iterations after it
-// are run again.
+// are run again. A run that has no checkpoint yet has its metrics.jsonl and timing.jsonl cut
+// back to nothing: this process wrote every line of them, and resume refuses a run whose
+// history outlived its checkpoints, so it starts again from the beginning only when they are
+// empty — as it would have cut them back to that checkpoint.
 func (t *Trainer) interruptedInEval(final Metrics, start time.Time) (Summary, error) {
 	t.progress.finish()
-	t.logf("interrupted during the evaluation after iteration %d; no checkpoint written for it: resume with graftrl train --resume %s continues from the newest checkpoint",
-		t.iter, t.dir)
+	from := "continues from the newest checkpoint"
+	if list, err := rundir.ListCheckpoints(t.dir); err == nil && len(list) == 0 {
+		for _, f := range []*os.File{t.metrics, t.timing} {
+			if err := f.Truncate(0); err != nil {
+				return Summary{}, fmt.Errorf("interrupted before the first checkpoint: cut %s back: %w", f.Name(), err)
+			}
+		}
+		from = "starts the run again from the beginning (it has no checkpoint yet)"
+	}
+	t.logf("interrupted during the evaluation after iteration %d; no checkpoint written for it: resume with graftrl train --resume %s %s",
+		t.iter, t.dir, from)
 	return t.summary(final, start), ErrInterrupted
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -41,7 +43,7 @@ The definitions are in audit.md and in the audit package's documentation.`,
   graftrl audit --run runs/quickstart --checkpoint 40 --steps 200 --mc 16
   # every checkpoint, with the metrics over training
   graftrl audit --run runs/quickstart --checkpoints all`,
-		Args: cobra.NoArgs,
+		Args: noArgs("--run"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.run == "" {
 				return &usageError{"audit: --run DIR is required"}
@@ -61,6 +63,12 @@ The definitions are in audit.md and in the audit package's documentation.`,
 				return &usageError{fmt.Sprintf("audit: --gamma %g: must be in (0, 1]", o.gamma)}
 			case o.tasks < 0 || o.slots < 1:
 				return &usageError{"audit: --tasks must be ≥ 0 and --slots ≥ 1"}
+			}
+			if info, err := os.Stat(filepath.Join(o.run, rundir.ConfigFile)); err != nil || info.IsDir() {
+				return &usageError{fmt.Sprintf("audit: --run %s: not a run directory (no %s)", o.run, rundir.ConfigFile)}
+			}
+			if err := checkCheckpointFlag("audit", o.run, o.checkpoint, true); err != nil {
+				return err
 			}
 			o.stdout, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if o.quiet {

@@ -77,7 +77,11 @@ Budgets: runs are compared at equal budgets in environment steps. Under --final 
 final env steps differ (beyond --budget-tol) are refused unless --force; under --final
 common-budget (the default for sweeps) every run is read at its env's common budget.
 
---run SWEEP.yaml first runs the sweep on this machine (skipping finished runs), then compares it.`,
+--run SWEEP.yaml first runs the sweep on this machine (skipping finished runs), then compares it.
+
+The report is written whole or not at all. The first Ctrl-C (or SIGTERM) stops the comparison at
+once (with --run, the runs after their current iteration), writing no report: exit status 75,
+and the same command again starts it over.`,
 		Example: `  # a sweep directory written by graftrl sweep; the report goes to its report/ folder
   graftrl compare runs/sweeps/estimators
   # run the sweep here first (finished runs are skipped), then compare it
@@ -99,7 +103,7 @@ common-budget (the default for sweeps) every run is read at its env's common bud
 			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			o.command = commandLine(cmd, args)
-			ctx, stop := interruptContext(cmd.Context(), o.log)
+			ctx, stop := compareContext(cmd.Context(), o)
 			defer stop()
 			return compareRun(ctx, o)
 		},
@@ -141,6 +145,27 @@ runs/sweeps/quickstart-h2h/report/ (or --out). Running it again skips finished r
 	return cmd
 }
 
+// compareContext is the context of a comparison: a stop signal cancels it. With --run it is
+// interruptContext, which stops the training runs; a comparison alone has no runs to stop and
+// says so.
+func compareContext(parent context.Context, o *compareOptions) (context.Context, func()) {
+	if o.run != "" {
+		return interruptContext(parent, o.log)
+	}
+	return notifyStop(parent, func(os.Signal) {
+		fmt.Fprintln(o.log, "graftrl: stopping the comparison (no report is written); Ctrl-C again to quit at once")
+	}, nil)
+}
+
+// compareInterrupted is the error of a comparison stopped by a signal. It is the comparison's
+// own error (compare.ErrInterrupted) and wraps sweep.ErrInterrupted, the one graftrl exits on
+// with the status of an interrupted command (75): running the same command again does the
+// work, as it does after an interrupted sweep.
+type compareInterrupted struct{ err error }
+
+func (e *compareInterrupted) Error() string   { return e.err.Error() }
+func (e *compareInterrupted) Unwrap() []error { return []error{e.err, sweep.ErrInterrupted} }
+
 // commandLine rebuilds the command as typed: its path, arguments and the flags that were set.
 func commandLine(cmd *cobra.Command, args []string) string {
 	parts := append([]string{cmd.CommandPath()}, args...)
@@ -164,6 +189,22 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 	case o.final != "" && o.final != compare.FinalLast && o.final != compare.FinalCommonBudget:
 		return &usageError{fmt.Sprintf("compare: --final %q is not allowed (allowed: %s, %s)", o.final, compare.FinalCommonBudget, compare.FinalLast)}
 	}
+	if o.run != "" && o.metric != "" {
+		// The runs train first: a misspelt metric is refused before they start. Runs already
+		// on disk are checked against the keys they hold, once they are read.
+		if err := compare.CheckMetric(o.metric, compare.Metrics()); err != nil {
+			return &usageError{"compare: --metric: " + err.Error()}
+		}
+	}
+	err := compareWork(ctx, o)
+	if errors.Is(err, compare.ErrInterrupted) {
+		return &compareInterrupted{err}
+	}
+	return err
+}
+
+// compareWork runs the sweep of --run when given, then compares the runs and writes the report.
+func compareWork(ctx context.Context, o *compareOptions) error {
 	t0 := time.Now()
 	if o.run != "" {
 		c, err := sweep.Load(o.run)
@@ -197,8 +238,8 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 		if m, err = sweep.LoadManifest(o.dir); err != nil {
 			return &usageError{err.Error()}
 		}
-		if runs, skipped, err = sweep.CompareRuns(o.dir, m, o.partial); err != nil {
-			return &usageError{err.Error()}
+		if runs, skipped, err = sweep.CompareRuns(ctx, o.dir, m, o.partial); err != nil {
+			return loadError(err)
 		}
 		opts = m.CompareOptions()
 	} else {
@@ -206,8 +247,8 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 		if err != nil {
 			return &usageError{err.Error()}
 		}
-		if runs, err = compare.LoadRuns(dirs); err != nil {
-			return &usageError{err.Error()}
+		if runs, err = compare.LoadRunsContext(ctx, dirs); err != nil {
+			return loadError(err)
 		}
 	}
 	if o.metric != "" {
@@ -237,19 +278,19 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 	if o.command != "" {
 		opts.Notes = append(opts.Notes, "Produced by: "+o.command)
 	}
-	c, err := compare.Compare(runs, opts)
+	c, err := compare.CompareContext(ctx, runs, opts)
 	if err != nil {
 		var be *compare.BudgetError
 		if errors.As(err, &be) {
 			return &usageError{err.Error() + "\n(the runs of a comparison must have equal env-step budgets: pass --final common-budget to read every run at the common budget, --budget-tol 0.05 to allow a 5 % spread, or --force to compare anyway)"}
 		}
-		return &usageError{err.Error()}
+		return loadError(err)
 	}
 	out := o.outDir
 	if out == "" {
 		out = filepath.Join(o.dir, sweep.ReportDir)
 	}
-	if err := compare.WriteReport(out, c); err != nil {
+	if err := compare.WriteReportContext(ctx, out, c); err != nil {
 		return err
 	}
 	printComparison(o.out, c)
@@ -257,6 +298,15 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 		filepath.Join(out, compare.ReportMarkdown), filepath.Join(out, compare.ReportHTML), filepath.Join(out, compare.PlotDir),
 		time.Since(t0).Round(time.Second))
 	return nil
+}
+
+// loadError is an error of reading or comparing the runs: refused input (exit status 2), but
+// for an interruption, which stays what it is.
+func loadError(err error) error {
+	if errors.Is(err, compare.ErrInterrupted) {
+		return err
+	}
+	return &usageError{err.Error()}
 }
 
 // printComparison prints the per-environment table of the comparison.

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -45,6 +48,9 @@ so it may evaluate a run while it trains.`,
 			if info, err := os.Stat(filepath.Join(o.run, rundir.ConfigFile)); err != nil || info.IsDir() {
 				return &usageError{fmt.Sprintf("--run %s: not a run directory (no %s)", o.run, rundir.ConfigFile)}
 			}
+			if err := checkCheckpointFlag("eval", o.run, o.checkpoint, false); err != nil {
+				return err
+			}
 			o.out, o.log = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return evalRun(o)
 		},
@@ -74,4 +80,84 @@ func evalRun(o *evalOptions) error {
 		fmt.Fprintf(o.out, "%-40s %v\n", k, m[k])
 	}
 	return nil
+}
+
+// checkCheckpointFlag refuses a --checkpoint value of eval or audit (command) that names no
+// valid checkpoint, as a usage error (exit status 2) naming the value and what is allowed,
+// before the run's env and policy are set up: the value is input, and a mistyped one is not a
+// fault of the run. An empty value (the newest valid checkpoint) passes. With iterations, as
+// audit has it, a whole number N names checkpoints/iter-N of run; anything else is a directory.
+// A directory that exists is verified (its manifest and checksums), as loading it would.
+func checkCheckpointFlag(command, run, value string, iterations bool) error {
+	if value == "" {
+		return nil
+	}
+	list, _ := rundir.ListCheckpoints(run) // only to say what is allowed
+	allowed := checkpointChoices(run, list, iterations)
+	refuse := func(why string) *usageError {
+		return &usageError{fmt.Sprintf("%s: --checkpoint %s: %s; allowed: %s", command, value, why, allowed)}
+	}
+	dir := value
+	n, err := strconv.Atoi(value)
+	switch {
+	case iterations && err == nil && n < 0:
+		return refuse("an iteration is a whole number ≥ 0")
+	case iterations && err == nil:
+		dir = rundir.CheckpointPath(run, n)
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil && iterations && dir != value:
+		return refuse(fmt.Sprintf("the run has no checkpoint of iteration %d (no %s)", n, dir))
+	case err != nil:
+		why := "no such directory"
+		if !errors.Is(err, os.ErrNotExist) {
+			why = err.Error()
+		}
+		refusal := refuse(why)
+		// eval takes a directory; a number the run has a checkpoint of was meant as one.
+		if n, aerr := strconv.Atoi(value); aerr == nil && n >= 0 {
+			if c := rundir.CheckpointPath(run, n); isDir(c) {
+				refusal.msg += fmt.Sprintf("; did you mean --checkpoint %s?", c)
+			}
+		}
+		return refusal
+	case !info.IsDir():
+		return refuse("not a directory")
+	}
+	if err := trainer.VerifyCheckpoint(dir); err != nil {
+		return refuse(fmt.Sprintf("not a valid checkpoint: %v", err))
+	}
+	return nil
+}
+
+// checkpointChoices says what --checkpoint accepts, naming the run's checkpoints (the first and
+// the newest few of a long list).
+func checkpointChoices(run string, list []string, iterations bool) string {
+	var names []string
+	for _, c := range list {
+		name := filepath.Base(c)
+		if iterations {
+			if n, err := rundir.ParseCheckpointName(name); err == nil {
+				name = strconv.Itoa(n)
+			}
+		}
+		names = append(names, name)
+	}
+	if len(names) > 6 {
+		names = append(names[:2:2], append([]string{"…"}, names[len(names)-3:]...)...)
+	}
+	switch {
+	case len(names) == 0:
+		return "a checkpoint directory (" + run + " has no checkpoint yet)"
+	case iterations:
+		return "an iteration the run has a checkpoint of (" + strings.Join(names, ", ") + ") or a checkpoint directory"
+	}
+	return "a checkpoint directory such as " + list[len(list)-1] + " (the run has " + strings.Join(names, ", ") + ")"
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }

@@ -3,9 +3,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -78,6 +80,9 @@ func strictArgs(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
+				if lerr := leftoverValue(cmd, args); lerr != nil {
+					return lerr
+				}
 				var ue *usageError
 				if errors.As(err, &ue) {
 					return err
@@ -87,6 +92,105 @@ func strictArgs(c *cobra.Command) {
 			return nil
 		}
 	}
+}
+
+// rawArgsKey keys the command line, as given, in the context of the command that runs: pflag
+// keeps no trace of where each word stood, and leftoverValue needs to know which flag a word
+// followed.
+type rawArgsKey struct{}
+
+// leftoverValue explains a refused argument that came right after a flag whose value is
+// optional (a boolean, or --save-batches, whose value alone is 1) and that would have been a
+// value of that flag: pflag takes such a value only after "=", so `--save-batches 1` sets the
+// flag's default value and leaves "1" over. Suggesting the command's usual flag for a stray
+// word (`did you mean --config 1?`) would then mislead. It returns nil when no argument is such
+// a word, or when the command line is unknown (commands run without run's context).
+func leftoverValue(cmd *cobra.Command, args []string) error {
+	raw := rawArgs(cmd)
+	if len(raw) == 0 || len(args) == 0 {
+		return nil
+	}
+	fs := cmd.Flags()
+	// The words before the arguments name the command (graftrl envs describe: two).
+	names := len(strings.Fields(cmd.CommandPath())) - 1
+	positional := 0
+	var prev *pflag.Flag // the flag of the word before, when it took no value of its own
+	for i := 0; i < len(raw); i++ {
+		word := raw[i]
+		after := prev
+		prev = nil
+		switch {
+		case word == "--":
+			return nil // every word after "--" is an argument by request
+		case strings.HasPrefix(word, "--"):
+			name, _, inline := strings.Cut(word[2:], "=")
+			f := fs.Lookup(name)
+			switch {
+			case f == nil || inline:
+			case f.NoOptDefVal != "":
+				prev = f
+			default:
+				i++ // the next word is this flag's value
+			}
+		case strings.HasPrefix(word, "-") && len(word) > 1:
+			// Shorthands, grouped or not: -q, -c FILE, -cFILE, -c=FILE, -qc FILE.
+			for j := 1; j < len(word); j++ {
+				f := fs.ShorthandLookup(word[j : j+1])
+				if f == nil || (j+1 < len(word) && word[j+1] == '=') {
+					break
+				}
+				if f.NoOptDefVal != "" {
+					if j == len(word)-1 {
+						prev = f
+					}
+					continue
+				}
+				if j == len(word)-1 {
+					i++
+				}
+				break
+			}
+		default:
+			positional++
+			if positional <= names {
+				continue
+			}
+			if after != nil && flagAccepts(after, word) {
+				name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") // main prints "graftrl: "
+				return &usageError{fmt.Sprintf("%s: unexpected argument %q after --%s, which takes a value only after \"=\" (alone it means --%s=%s); did you mean --%s=%s? (usage: %s)",
+					name, word, after.Name, after.Name, after.NoOptDefVal, after.Name, word, cmd.UseLine())}
+			}
+		}
+	}
+	return nil
+}
+
+// rawArgs is the command line run put in the command's context, or nil.
+func rawArgs(cmd *cobra.Command) []string {
+	ctx := cmd.Context()
+	if ctx == nil {
+		return nil
+	}
+	raw, _ := ctx.Value(rawArgsKey{}).([]string)
+	return raw
+}
+
+// flagAccepts reports whether word is a value of flag f's type, that is whether the user
+// plausibly meant it as f's value; a word that is not (a file name after --quiet) was meant for
+// something else, and the command's own message about it stands.
+func flagAccepts(f *pflag.Flag, word string) bool {
+	var err error
+	switch f.Value.Type() {
+	case "bool":
+		_, err = strconv.ParseBool(word)
+	case "int", "int8", "int16", "int32", "int64", "count":
+		_, err = strconv.ParseInt(word, 0, 64)
+	case "uint", "uint8", "uint16", "uint32", "uint64":
+		_, err = strconv.ParseUint(word, 0, 64)
+	case "float32", "float64":
+		_, err = strconv.ParseFloat(word, 64)
+	}
+	return err == nil
 }
 
 func commandNames(c *cobra.Command) []string {
@@ -127,7 +231,7 @@ func main() {
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(context.WithValue(context.Background(), rawArgsKey{}, args))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "graftrl:", err)
 	}

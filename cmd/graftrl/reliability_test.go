@@ -203,8 +203,9 @@ func TestResumeAnyPath(t *testing.T) {
 }
 
 // Signals: the first SIGTERM ends train with status 75 after a checkpoint (resumable); a
-// second signal, sent once the first was acknowledged and while the iteration still runs, ends
-// it at once with status 130.
+// second request, sent once the first was acknowledged and while the iteration still runs, ends
+// it at once with status 130. It is another signal here: the same one within sameRequestWindow
+// is the first delivered again (signals_test.go).
 func TestTrainSignalStatuses(t *testing.T) {
 	bin := buildBinary(t)
 	for _, tc := range []struct {
@@ -212,7 +213,7 @@ func TestTrainSignalStatuses(t *testing.T) {
 		want    int
 	}{
 		{[]syscall.Signal{syscall.SIGTERM}, exitInterrupted},
-		{[]syscall.Signal{syscall.SIGINT, syscall.SIGINT}, exitKilled},
+		{[]syscall.Signal{syscall.SIGTERM, syscall.SIGINT}, exitKilled},
 	} {
 		dir := t.TempDir()
 		cfg := writeTiny(t, dir, "")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
+	"github.com/graftrl/graftrl/config/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/openenv"
 )
@@ -35,6 +35,7 @@ type serveEnvOptions struct {
 	bodyTimeout     time.Duration
 	maxConnections  int
 	allowRemote     bool
+	insecure        bool
 	verbose         bool
 }
 
@@ -46,8 +47,11 @@ func newServeEnvCmd() *cobra.Command {
 		Long: `Serve a registered environment over the OpenEnv protocol (see envs/openenv/README.md): one
 environment instance per WebSocket session on /ws, plus GET /health, /schema, /metadata, /state and
 the stateless POST /reset and /step. --set gives env options as in the env section of a config
-(--set size=6 --set traps=2). The server listens on loopback unless --allow-remote is given; with
---token (or $` + tokenEnvVar + `) every route but /health needs "Authorization: Bearer <token>".
+(--set size=6 --set traps=2). The server listens on loopback unless --allow-remote is given, and
+then answers only requests whose Host header names loopback (localhost, 127.0.0.1, [::1]), so that
+a web page whose domain was rebound to 127.0.0.1 cannot reach it. With --token (or
+$` + tokenEnvVar + `) every route but /health needs "Authorization: Bearer <token>";
+--allow-remote needs a token, or --insecure to serve anyone who reaches the address.
 It runs until interrupted.`,
 		Example: `  # the maze on loopback, OpenEnv's usual port; then train on it with env: {name: openenv, url: ws://127.0.0.1:8000}
   graftrl serve-env --env maze
@@ -70,12 +74,13 @@ It runs until interrupted.`,
 	f.StringArrayVar(&o.sets, "set", nil, "env option key=value (repeatable)")
 	f.IntVar(&o.maxSessions, "max-sessions", openenv.DefaultMaxSessions, "concurrent WebSocket sessions; more get CAPACITY_REACHED")
 	f.StringVar(&o.token, "token", "", "bearer token required on every route but /health (default $"+tokenEnvVar+")")
-	f.DurationVar(&o.idleTimeout, "idle-timeout", openenv.DefaultIdleTimeout, "close sessions idle this long (0: never)")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", openenv.DefaultIdleTimeout, "close sessions that send no complete message for this long (0: never)")
 	f.DurationVar(&o.callTimeout, "call-timeout", openenv.DefaultCallTimeout, "bound on one env call; a session past it is closed (0: none)")
 	f.Int64Var(&o.maxMessageBytes, "max-message-bytes", openenv.DefaultMaxMessageBytes, "largest WebSocket message or request body")
-	f.DurationVar(&o.bodyTimeout, "body-timeout", openenv.DefaultBodyTimeout, "bound on reading an HTTP request, its body included; later bodies get 408 and the connection is closed (0: none)")
+	f.DurationVar(&o.bodyTimeout, "body-timeout", openenv.DefaultBodyTimeout, "bound on receiving a whole HTTP request, its body included, or WebSocket message, all its frames, from its first byte; a later request gets 408 and its connection is closed, a later message closes its session (0: none)")
 	f.IntVar(&o.maxConnections, "max-connections", 0, fmt.Sprintf("open TCP connections, sessions included; more are answered 503 and closed (default --max-sessions + %d)", openenv.DefaultExtraConnections))
-	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address reachable from other machines (set --token too)")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow a listen address reachable from other machines, and any Host header (needs --token, or --insecure)")
+	f.BoolVar(&o.insecure, "insecure", false, "with --allow-remote, serve without a token: anyone who reaches the address may run the env")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every session")
 	return cmd
 }
@@ -101,9 +106,15 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 			return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --set %q: want key=value with an env option key", s)}
 		}
 		// A YAML scalar, as in a config file: 6 is a number, true a bool, [a, b] a list.
+		// strict.ParseAt bounds its depth (one level below the options) and refuses a second
+		// document, as for a run config's --set.
 		var v any = value
 		if value != "" {
-			if err := yaml.Unmarshal([]byte(value), &v); err != nil {
+			n, err := strict.ParseAt([]byte(value), 1)
+			if err == nil && n.Kind != 0 {
+				err = n.Decode(&v)
+			}
+			if err != nil {
 				return openenv.ServerOptions{}, &usageError{fmt.Sprintf("serve-env: --set %s: %v", s, err)}
 			}
 		}
@@ -113,6 +124,14 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 	if token == "" {
 		token = os.Getenv(tokenEnvVar)
 	}
+	if o.insecure && !o.allowRemote {
+		return openenv.ServerOptions{}, &usageError{"serve-env: --insecure only applies with --allow-remote (a loopback server needs no token)"}
+	}
+	if o.allowRemote && token == "" && !o.insecure {
+		return openenv.ServerOptions{}, &usageError{"serve-env: --allow-remote without a bearer token would let anyone who reaches " + o.addr +
+			" open sessions and run the env; set --token or $" + tokenEnvVar + " (clients then send it: token or token_env in their env section), " +
+			"or add --insecure to serve without one"}
+	}
 	// 0 means "never" on the command line; the package reads 0 as "default" and negative as never.
 	never := func(d time.Duration) time.Duration {
 		if d == 0 {
@@ -120,7 +139,7 @@ func (o *serveEnvOptions) serverOptions() (openenv.ServerOptions, error) {
 		}
 		return d
 	}
-	return openenv.ServerOptions{Env: o.env, EnvOptions: envOpts, Addr: o.addr, AllowRemote: o.allowRemote,
+	return openenv.ServerOptions{Env: o.env, EnvOptions: envOpts, Addr: o.addr, AllowRemote: o.allowRemote, Insecure: o.insecure,
 		MaxSessions: o.maxSessions, Token: token, IdleTimeout: never(o.idleTimeout), CallTimeout: never(o.callTimeout),
 		MaxMessageBytes: o.maxMessageBytes, BodyTimeout: never(o.bodyTimeout), MaxConnections: o.maxConnections}, nil
 }
@@ -164,6 +183,11 @@ func serveEnvRun(ctx context.Context, opts openenv.ServerOptions, out io.Writer,
 		auth = "bearer token required"
 	}
 	addr := ln.Addr().String()
+	if opts.AllowRemote && opts.Token == "" {
+		// Said before the banner and in capitals: scripts and logs show the first lines.
+		fmt.Fprintf(out, "graftrl: WARNING: --insecure: serving %s on %s to anyone who can reach it, with NO TOKEN; "+
+			"any client may open sessions and run the env; set --token or $%s to require one\n", opts.Env, addr, tokenEnvVar)
+	}
 	fmt.Fprintf(out, "graftrl: serving %s over OpenEnv on ws://%s/ws (HTTP http://%s; up to %d sessions; %s)\n",
 		opts.Env, addr, addr, opts.MaxSessions, auth)
 	if err := srv.Serve(ctx, ln); err != nil {

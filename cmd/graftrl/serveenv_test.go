@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,6 +40,13 @@ func (b *syncBuffer) String() string {
 // the test ends, and returns the address it listens on.
 func serveEnv(t *testing.T, args ...string) string {
 	t.Helper()
+	addr, _ := serveEnvOut(t, args...)
+	return addr
+}
+
+// serveEnvOut is serveEnv also returning what the command prints.
+func serveEnvOut(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	root := newRootCmd()
 	var out syncBuffer
 	root.SetOut(&out)
@@ -56,16 +64,17 @@ func serveEnv(t *testing.T, args ...string) string {
 	listening := regexp.MustCompile(`on ws://([0-9.:]+)/ws`)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(out.String()); m != nil {
-			return m[1]
+			return m[1], &out
 		}
 		select {
 		case err := <-done:
+			done <- err // for the cleanup, which waits for it
 			t.Fatalf("serve-env stopped: %v\n%s", err, out.String())
 		default:
 		}
 	}
 	t.Fatalf("serve-env did not start:\n%s", out.String())
-	return ""
+	return "", nil
 }
 
 // The quickstart (128 episodes per iteration) trains against `graftrl serve-env` started with
@@ -138,5 +147,89 @@ func TestServeEnvBadAddr(t *testing.T) {
 	defer ln.Close()
 	if _, _, err := cliErr(t, "serve-env", "--env", "maze", "--addr", ln.Addr().String()); exitStatus(err) != exitError || !strings.Contains(fmt.Sprint(err), "address already in use") {
 		t.Errorf("--addr of a port in use: status %d, %v; want 1", exitStatus(err), err)
+	}
+}
+
+// hostStatus is the status of GET http://addr/health sent with the given Host header.
+func hostStatus(t *testing.T, addr, host string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/health", nil)
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// serveEnvErr runs `graftrl serve-env` with the arguments and returns its error; one that starts
+// serving instead of refusing is stopped after five seconds (and returns nil).
+func serveEnvErr(t *testing.T, args ...string) error {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"serve-env"}, args...))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return root.ExecuteContext(ctx)
+}
+
+// --allow-remote without a token is refused (status 2) naming --token, $GRAFTRL_SERVE_TOKEN and
+// --insecure; --insecure alone is refused too. With --insecure the server starts and warns in
+// capitals that it has no token; with the token from the environment it starts without the
+// warning. Either way a remote-allowed server takes any Host, while a loopback one refuses a
+// Host that does not name loopback (DNS rebinding) with 403.
+func TestServeEnvRemoteNeedsToken(t *testing.T) {
+	t.Setenv(tokenEnvVar, "")
+	err := serveEnvErr(t, "--env", "maze", "--addr", "127.0.0.1:0", "--allow-remote")
+	for _, want := range []string{"--allow-remote without a bearer token", "--token", "$" + tokenEnvVar, "--insecure"} {
+		if exitStatus(err) != exitConfig || !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("--allow-remote without a token: status %d, %v; want 2 naming %q", exitStatus(err), err, want)
+		}
+	}
+	err = serveEnvErr(t, "--env", "maze", "--addr", "127.0.0.1:0", "--insecure")
+	if exitStatus(err) != exitConfig || !strings.Contains(fmt.Sprint(err), "--insecure only applies with --allow-remote") {
+		t.Errorf("--insecure without --allow-remote: status %d, %v; want 2", exitStatus(err), err)
+	}
+
+	addr, out := serveEnvOut(t, "--env", "maze", "--allow-remote", "--insecure")
+	if s := out.String(); !strings.Contains(s, "WARNING: --insecure") || !strings.Contains(s, "NO TOKEN") {
+		t.Errorf("--allow-remote --insecure printed no warning:\n%s", s)
+	}
+	if code := hostStatus(t, addr, "graftrl.example:8000"); code != http.StatusOK {
+		t.Errorf("--allow-remote: GET /health with Host graftrl.example: %d, want 200", code)
+	}
+
+	t.Setenv(tokenEnvVar, "s3cret")
+	_, out = serveEnvOut(t, "--env", "maze", "--allow-remote")
+	if s := out.String(); strings.Contains(s, "WARNING") || !strings.Contains(s, "bearer token required") {
+		t.Errorf("--allow-remote with $%s: want no warning and a token required:\n%s", tokenEnvVar, s)
+	}
+
+	t.Setenv(tokenEnvVar, "")
+	addr = serveEnv(t, "--env", "maze")
+	if code := hostStatus(t, addr, "evil.example:8000"); code != http.StatusForbidden {
+		t.Errorf("loopback server: GET /health with Host evil.example: %d, want 403", code)
+	}
+	if code := hostStatus(t, addr, addr); code != http.StatusOK {
+		t.Errorf("loopback server: GET /health with Host %s: %d, want 200", addr, code)
+	}
+}
+
+// serve-env's --set values are bounded as a run config's are: a second YAML document in a value
+// (once silently dropped) and a value nested deeper than the options allow are refused (status
+// 2) naming the flag, before any server starts.
+func TestServeEnvSetShape(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{"size=5\n---\n7", "a second YAML document"},
+		{"size=" + strings.Repeat("[", 200) + strings.Repeat("]", 200), "nested deeper than 64"},
+	} {
+		_, _, err := cliErr(t, "serve-env", "--env", "maze", "--addr", "127.0.0.1:0", "--set", c.set)
+		if exitStatus(err) != 2 || !strings.Contains(fmt.Sprint(err), "--set") || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("--set %.20q: status %d, %v; want 2 and %q", c.set, exitStatus(err), err, c.want)
+		}
 	}
 }

@@ -41,7 +41,8 @@ stable names <env>-<method>-s<seed>[-key=value…] under <out_dir>/<name>/, and 
 
   local (default)  a pool of --workers processes (default one per core, each GOMAXPROCS=cores/workers);
                    Ctrl-C stops every run; running the same command again skips finished runs and
-                   restarts unfinished ones from scratch
+                   resumes unfinished ones from their newest checkpoint (from the beginning when
+                   they wrote none)
   slurm            one job array through sbatch (one task per unfinished run, each running
                    graftrl sweep run-one --index $SLURM_ARRAY_TASK_ID); --wait waits for it
 
@@ -365,15 +366,15 @@ func sweepStatus(ctx context.Context, o *sweepStatusOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !sweep.IsSweepDir(dir) {
-		_, err := sweep.LoadManifest(dir)
+	// A directory without a manifest, or with one that names files outside it, is refused
+	// input, as it is for run-one and compare.
+	m, err := sweep.LoadManifest(dir)
+	if err != nil {
 		return &usageError{err.Error()}
 	}
 	metric := o.metric
 	if metric == "" {
-		if m, err := sweep.LoadManifest(dir); err == nil {
-			metric = m.Compare.Metric
-		}
+		metric = m.Compare.Metric
 	}
 	return sweep.PrintDirStatus(ctx, o.out, dir, metric)
 }

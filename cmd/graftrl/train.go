@@ -61,8 +61,11 @@ section (its options return to defaults; add --set estimator.KEY=VALUE after it)
 --name is given, appends the estimator to the run name.
 
 --resume DIR continues the run in DIR from its newest valid checkpoint; a run that already
-reached its length is left as it is ("already finished"), and a larger --set iterations=N
-extends it. One process at a time trains a run directory: a second one is refused at once.
+reached its length is left as it is ("already finished"; nothing is written), and a larger
+--set iterations=N extends it. A config that differs from the one the checkpoint was trained
+with (an edited config.yaml) is refused naming the keys, and so is a run whose checkpoints
+are gone while its metrics remain. One process at a time trains a run directory: a second one
+is refused at once.
 
 Estimators (--estimator NAME; graftrl estimators lists their options and defaults):` + estimatorList(),
 		Example: `  # the quickstart: GRPO on a 5×5 maze, written to runs/quickstart/
@@ -184,7 +187,7 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	// written), the second an immediate exit; the last checkpoint stays valid either way, since
 	// checkpoints are renamed into place only when complete.
 	ctx, stop := notifyStop(ctx, func(sig os.Signal) {
-		fmt.Fprintf(o.out, "\ngraftrl: %v: finishing this iteration and writing a checkpoint (signal again to quit at once)\n", sig)
+		fmt.Fprintf(o.out, "\ngraftrl: %v: finishing this iteration and writing a checkpoint (signal again, a second or more later, to quit at once)\n", sig)
 	}, func(os.Signal) {
 		fmt.Fprintln(o.out, "graftrl: quitting at once; the last checkpoint is intact")
 		os.Exit(exitKilled)

@@ -4,6 +4,12 @@
 // type, a number with a fraction (or an exponent) for an integer, a key given twice. Every
 // refusal is an *Error naming the key's full path, the value as written and what is allowed.
 // Ranges are checked after decoding, by the owner of the struct.
+//
+// Before anything is decoded, the shape of the input is bounded (Parse, Check, and DecodeMap
+// for decoded values): mappings and lists nest at most MaxDepth levels, aliases repeat at most
+// MaxAliasNodes nodes, and a file holds one document. Each refusal is a *ShapeError naming the
+// line (or the key) and the limit; it costs a walk over what was parsed, since the cost of
+// decoding can grow faster than the input.
 package strict
 
 import (
@@ -41,7 +47,8 @@ func (e *Error) Error() string { return e.msg }
 // Decode sets the fields of dst, a pointer to a struct with yaml tags, from the mapping n.
 // Keys that n leaves out keep the value dst had, so dst holds the defaults beforehand. A field
 // whose type implements yaml.Unmarshaler reads its own value, and a yaml.Node field keeps the
-// node as written.
+// node as written. The tree is checked first (Check): a node tree parsed by other means than
+// Parse is bounded as well before anything is decoded from it.
 func Decode(n *yaml.Node, dst any) error {
 	return DecodeAt(n, "", dst)
 }
@@ -52,13 +59,19 @@ func DecodeAt(n *yaml.Node, path string, dst any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("strict: decode into %T, want a pointer to a struct", dst)
 	}
+	if err := Check(n, 0); err != nil {
+		return err
+	}
 	return decodeStruct(n, rv.Elem(), path)
 }
 
 // DecodeMap is Decode for options decoded already (from YAML or JSON, or typed on a command
 // line): one key at a time in sorted order, so that the first refusal does not depend on map
 // order. A float with an integral value counts as an integer, since such a map keeps no trace
-// of whether it was written 6 or 6.0; NaN and ±Inf are numbers but no integers.
+// of whether it was written 6 or 6.0; NaN and ±Inf are numbers but no integers. A value whose
+// mappings and lists, the map itself counted, nest deeper than MaxDepth is a *ShapeError
+// before anything is converted: the conversion goes through YAML text, whose indentation
+// grows with the depth.
 func DecodeMap(m map[string]any, dst any) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -67,6 +80,10 @@ func DecodeMap(m map[string]any, dst any) error {
 	slices.Sort(keys)
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, k := range keys {
+		if 1+valueDepth(reflect.ValueOf(m[k]), MaxDepth-1) > MaxDepth {
+			return &ShapeError{Key: k, msg: fmt.Sprintf("key %q: mappings and lists nested deeper than %d levels (allowed at most %d, the options counting as the first)",
+				k, MaxDepth, MaxDepth)}
+		}
 		v, err := node(m[k])
 		if err != nil {
 			return err

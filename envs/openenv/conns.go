@@ -69,9 +69,13 @@ var (
 	// errMessageTooBig: a data frame declares a length that takes its message past the cap
 	// (closed with 1009 before any of its payload is awaited).
 	errMessageTooBig = errors.New("websocket message over the size limit")
-	// errFrameStalled: the rest of a frame, or of a fragmented message, did not arrive within
-	// the body timeout (closed with 1008, as an HTTP body that stalls gets 408).
-	errFrameStalled = errors.New("websocket frame not received in time")
+	// errFrameStalled: a frame, or a fragmented message with all its frames, was not received
+	// in full within the body timeout of its first byte (closed with 1008, as an HTTP request
+	// that is not received in time gets 408).
+	errFrameStalled = errors.New("websocket message not received in time")
+	// errIdle: no complete message arrived within the idle timeout of the previous reply
+	// (closed with 1008).
+	errIdle = errors.New("websocket session idle")
 )
 
 // guardedWriter hands the WebSocket library a connection read through a frameGuard when the
@@ -80,6 +84,7 @@ type guardedWriter struct {
 	http.ResponseWriter
 	limit   int64
 	timeout time.Duration // ≤ 0: none
+	guard   *frameGuard   // set by Hijack
 }
 
 // Hijack takes the connection over from the HTTP server. The bytes the server had already
@@ -90,16 +95,20 @@ func (w *guardedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	g := &frameGuard{Conn: conn, r: io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), conn), limit: w.limit, timeout: w.timeout}
-	return g, bufio.NewReadWriter(bufio.NewReader(g), brw.Writer), nil
+	w.guard = &frameGuard{Conn: conn, r: io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), conn), limit: w.limit, timeout: w.timeout}
+	return w.guard, bufio.NewReadWriter(bufio.NewReader(w.guard), brw.Writer), nil
 }
 
 // frameGuard reads a WebSocket connection's frame headers as the bytes pass to the WebSocket
-// library, which checks the size of a message only as its payload arrives. A data frame whose
-// declared length takes its message past the limit fails the read at once (errMessageTooBig),
-// and so does a frame or fragmented message whose next bytes take longer than the timeout
-// (errFrameStalled); between messages no deadline applies (the session's idle timeout does).
-// After such a failure every read fails the same way. Reads come from one goroutine at a time
+// library, which checks the size of a message only as its payload arrives and has no deadline
+// of its own. A data frame whose declared length takes its message past the limit fails the
+// read at once (errMessageTooBig). A frame, or a fragmented message with its interleaved
+// control frames, must arrive in full within the timeout of its first byte (errFrameStalled):
+// that deadline is set once and never moved by the bytes that follow, so a peer trickling a
+// byte at a time cannot hold the connection longer than a silent one. Each wait for a message
+// is also bounded by the idle deadline that the session sets before it (errIdle), which a
+// partial message does not move either. After such a failure every read fails the same way,
+// so that a close handshake does not wait on the peer. Reads come from one goroutine at a time
 // (the library's read lock).
 type frameGuard struct {
 	net.Conn
@@ -107,36 +116,67 @@ type frameGuard struct {
 	limit   int64
 	timeout time.Duration
 
-	err      error    // sticky failure
-	hdr      [14]byte // the current frame header, as far as it arrived
-	hlen     int
-	payload  uint64 // payload bytes of the current frame still to come
-	msg      uint64 // payload bytes declared so far by the current data message's frames
-	inMsg    bool   // a data message whose final frame has not arrived
-	deadline bool   // a read deadline is set on the connection
+	// Set by await on the session's goroutine, read by Read, which may run on another one
+	// (the close handshake of a shutdown).
+	mu      sync.Mutex
+	idleAt  time.Time // the end of the current wait for a message (zero: none)
+	waiting time.Time // when the current wait for a message began
+
+	err     error    // sticky failure
+	hdr     [14]byte // the current frame header, as far as it arrived
+	hlen    int
+	payload uint64    // payload bytes of the current frame still to come
+	msg     uint64    // payload bytes declared so far by the current data message's frames
+	inMsg   bool      // a data message whose final frame has not arrived
+	since   time.Time // when the first byte of the unfinished frame or message arrived
+	set     time.Time // the read deadline last set on the connection
 }
+
+// await starts the wait for the next message: it must arrive in full by idleAt (zero: no
+// bound but the body timeout of its first byte). A message that had begun to arrive while the
+// previous one was handled gets its body timeout from now on, since its sender was waiting for
+// the reply.
+func (g *frameGuard) await(idleAt time.Time) {
+	g.mu.Lock()
+	g.idleAt, g.waiting = idleAt, time.Now()
+	g.mu.Unlock()
+}
+
+// pending reports whether part of a frame or data message has arrived.
+func (g *frameGuard) pending() bool { return g.hlen > 0 || g.payload > 0 || g.inMsg }
 
 // Read passes the connection's bytes on, following the frames they make.
 func (g *frameGuard) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
-	midFrame := g.hlen > 0 || g.payload > 0 || g.inMsg
-	if g.timeout > 0 && (midFrame || g.deadline) {
-		var t time.Time // none between messages
-		if midFrame {
-			t = time.Now().Add(g.timeout)
+	g.mu.Lock()
+	idleAt, waiting := g.idleAt, g.waiting
+	g.mu.Unlock()
+	wasPending := g.pending()
+	if wasPending && g.since.Before(waiting) {
+		g.since = waiting
+	}
+	// The earlier of the idle deadline and the pending message's own; stalled tells which.
+	deadline, stalled := idleAt, false
+	if wasPending && g.timeout > 0 {
+		if t := g.since.Add(g.timeout); deadline.IsZero() || t.Before(deadline) {
+			deadline, stalled = t, true
 		}
-		g.Conn.SetReadDeadline(t)
-		g.deadline = midFrame
+	}
+	if !deadline.Equal(g.set) {
+		g.Conn.SetReadDeadline(deadline)
+		g.set = deadline
 	}
 	n, err := g.r.Read(p)
-	start := 0 // where the current header began in p (0: in an earlier read)
+	start := 0     // where the current header began in p (0: in an earlier read)
+	ended := false // a frame or message ended in this read: what follows is new
 	for i := 0; i < n; {
 		if g.payload > 0 {
 			k := min(uint64(n-i), g.payload)
 			i += int(k)
 			g.payload -= k
+			ended = ended || !g.pending()
 			continue
 		}
 		if g.hlen == 0 {
@@ -149,23 +189,31 @@ func (g *frameGuard) Read(p []byte) (int, error) {
 			continue
 		}
 		g.hlen, g.payload = 0, payloadLen(g.hdr[:])
-		if op := g.hdr[0] & 0x0f; op >= 8 {
-			continue // a control frame (the library refuses one over 125 bytes)
-		} else if op != 0 {
-			g.msg = 0 // text or binary: a new message; 0 continues one
-		}
-		g.msg += min(g.payload, math.MaxUint64-g.msg)
-		g.inMsg = g.hdr[0]&0x80 == 0
-		if g.msg > uint64(g.limit) {
-			g.err = fmt.Errorf("%w: a frame declares a message of %d bytes, more than the %d allowed", errMessageTooBig, g.msg, g.limit)
-			if start > 0 {
-				return start, nil // the messages before this frame are read first
+		if op := g.hdr[0] & 0x0f; op < 8 {
+			if op != 0 {
+				g.msg = 0 // text or binary: a new message; 0 continues one
 			}
-			return 0, g.err
-		}
+			g.msg += min(g.payload, math.MaxUint64-g.msg)
+			g.inMsg = g.hdr[0]&0x80 == 0
+			if g.msg > uint64(g.limit) {
+				g.err = fmt.Errorf("%w: a frame declares a message of %d bytes, more than the %d allowed", errMessageTooBig, g.msg, g.limit)
+				if start > 0 {
+					return start, nil // the messages before this frame are read first
+				}
+				return 0, g.err
+			}
+		} // else a control frame (the library refuses one over 125 bytes)
+		ended = ended || !g.pending()
 	}
-	if err != nil && midFrame && errors.Is(err, os.ErrDeadlineExceeded) {
-		g.err = fmt.Errorf("%w: no byte of the frame for %s", errFrameStalled, g.timeout)
+	if g.pending() && (ended || !wasPending) {
+		g.since = time.Now() // the first byte of a frame or message not yet complete
+	}
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		if stalled {
+			g.err = fmt.Errorf("%w: the frame or message was not received in full within %s of its first byte", errFrameStalled, g.timeout)
+		} else {
+			g.err = fmt.Errorf("%w: no complete message by the idle deadline", errIdle)
+		}
 		return n, g.err
 	}
 	return n, err

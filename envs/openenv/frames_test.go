@@ -28,7 +28,7 @@ func (c *wsRaw) Read(p []byte) (int, error) { return c.r.Read(p) }
 func rawSession(t *testing.T, url string) *wsRaw {
 	t.Helper()
 	c := rawConn(t, url)
-	if _, err := io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+	if _, err := io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}

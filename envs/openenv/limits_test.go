@@ -41,7 +41,7 @@ func TestBodyTimeout(t *testing.T) {
 	_, url := startServer(t, openenv.ServerOptions{Env: "maze", BodyTimeout: 300 * time.Millisecond})
 	c := rawConn(t, url)
 	// Headers promising 100 bytes of body, then only the first few.
-	if _, err := io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"seed\":"); err != nil {
+	if _, err := io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"seed\":"); err != nil {
 		t.Fatal(err)
 	}
 	// Without the timeout the server would wait for the rest for ever (the test's limit is far
@@ -62,7 +62,7 @@ func TestConnectionCap(t *testing.T) {
 	held := []net.Conn{rawConn(t, url), rawConn(t, url)}
 	// The cap counts accepted connections: make sure both are accepted before the third.
 	for _, c := range held {
-		if _, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -84,7 +84,7 @@ func TestConnectionCap(t *testing.T) {
 			return false
 		}
 		defer c.Close()
-		io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		io.WriteString(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		return err == nil && resp.StatusCode == http.StatusOK

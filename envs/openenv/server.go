@@ -33,8 +33,9 @@ const (
 	DefaultCallTimeout = 30 * time.Second
 	// DefaultMaxMessageBytes bounds a WebSocket message and an HTTP request body.
 	DefaultMaxMessageBytes = 1 << 20
-	// DefaultBodyTimeout bounds the read of one HTTP request, headers and body: a client whose
-	// body does not arrive in time gets 408 and its connection is closed.
+	// DefaultBodyTimeout bounds the read of one HTTP request, headers and body, and of one
+	// WebSocket message: a client whose body does not arrive in time gets 408 and its connection
+	// is closed; a session whose message does not is closed with status 1008.
 	DefaultBodyTimeout = 10 * time.Second
 	// DefaultExtraConnections is how many connections the default connection cap allows beside
 	// the sessions' own: MaxConnections defaults to MaxSessions + DefaultExtraConnections.
@@ -53,16 +54,23 @@ type ServerOptions struct {
 	// Addr is the listen address of Listen (default DefaultAddr). A host that is not a loopback
 	// address (or empty, meaning every interface) needs AllowRemote.
 	Addr string
-	// AllowRemote permits an Addr reachable from other machines. Set Token as well.
+	// AllowRemote permits an Addr reachable from other machines, and requests naming any host.
+	// It needs Token, or Insecure. Without it, the server answers only requests whose Host
+	// header names a loopback host (localhost, 127.0.0.1, [::1]): a web page whose domain was
+	// rebound to 127.0.0.1 (DNS rebinding) sends its own domain there and is refused with 403.
 	AllowRemote bool
+	// Insecure accepts AllowRemote without Token: anyone who reaches the address may open
+	// sessions and run the environment.
+	Insecure bool
 	// MaxSessions caps concurrent WebSocket sessions (default DefaultMaxSessions); a connection
 	// beyond it gets CAPACITY_REACHED and is closed.
 	MaxSessions int
 	// Token, when set, must be sent as "Authorization: Bearer <Token>" on every route but /health;
 	// other requests get 401.
 	Token string
-	// IdleTimeout closes a session that sent no message for this long (default
-	// DefaultIdleTimeout; negative: never).
+	// IdleTimeout closes a session that sent no complete message for this long after its last
+	// reply (default DefaultIdleTimeout; negative: never); the bytes of an unfinished message do
+	// not count as activity.
 	IdleTimeout time.Duration
 	// CallTimeout bounds one environment call (default DefaultCallTimeout; negative: unbounded).
 	// A session whose call timed out gets SESSION_ERROR and is closed, since its env may still be
@@ -71,9 +79,13 @@ type ServerOptions struct {
 	// MaxMessageBytes bounds a WebSocket message (a larger one closes the session with status 1009)
 	// and an HTTP request body (413). Default DefaultMaxMessageBytes.
 	MaxMessageBytes int64
-	// BodyTimeout bounds the read of one HTTP request, its body included (default
-	// DefaultBodyTimeout; negative: unbounded). A body that has not arrived by then gets 408 and
-	// the connection is closed. WebSocket sessions are bounded by IdleTimeout instead.
+	// BodyTimeout bounds the read of one HTTP request, its body included, and the receipt of one
+	// WebSocket message, every frame of a fragmented one included, from its first byte (default
+	// DefaultBodyTimeout; negative: unbounded). The deadline is set once per request or message,
+	// so a client that trickles bytes gains no time over a silent one. A body that has not
+	// arrived by then gets 408 and the connection is closed; a WebSocket message closes its
+	// session with status 1008. Between messages a session is bounded by IdleTimeout, which a
+	// partial message does not reset.
 	BodyTimeout time.Duration
 	// MaxConnections caps the open TCP connections of Serve, WebSocket sessions included
 	// (default MaxSessions + DefaultExtraConnections; at least MaxSessions). A connection beyond
@@ -190,6 +202,9 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if !opts.AllowRemote && !isLoopback(s.opts.Addr) {
 		return nil, fmt.Errorf("openenv: listen address %q is not a loopback address; allow remote access explicitly (ServerOptions.AllowRemote, serve-env --allow-remote) and set a token", s.opts.Addr)
 	}
+	if opts.AllowRemote && opts.Token == "" && !opts.Insecure {
+		return nil, errors.New("openenv: remote access (ServerOptions.AllowRemote) without a bearer token would let anyone who reaches the address run the environment; set Token, or Insecure to accept that")
+	}
 	var spec envs.Spec
 	s.newEnv = opts.NewEnv
 	if s.newEnv == nil {
@@ -232,6 +247,22 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
+// loopbackHost reports whether a Host header names the loopback interface: localhost or a
+// loopback IP address, with or without a port. A name that DNS resolves to 127.0.0.1 does not
+// count, since that is what DNS rebinding makes of an attacker's domain.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1] // [::1] without a port
+	}
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // isLoopback reports whether a listen address binds only the loopback interface.
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -259,7 +290,8 @@ func readmeOf(name string, spec envs.Spec) string {
 	return b.String()
 }
 
-// Handler returns the routes of the server, for embedding in another HTTP server.
+// Handler returns the routes of the server, for embedding in another HTTP server. Unless
+// AllowRemote is set, they answer only requests whose Host header names a loopback host.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Addr returns the configured listen address (ServerOptions.Addr or DefaultAddr).
@@ -284,9 +316,16 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // connections and bounds the read of each request by BodyTimeout.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ln = &cappedListener{Listener: ln, max: int64(s.maxConns), log: s.log}
+	// net/http bounds the headers by ReadHeaderTimeout alone and only then sets ReadTimeout's
+	// deadline (from the same start) for the body, so headers trickled a byte at a time would
+	// get the whole header timeout even when the body timeout is shorter.
+	headerTimeout := 10 * time.Second
+	if s.bodyTimeout > 0 {
+		headerTimeout = min(headerTimeout, s.bodyTimeout)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: headerTimeout,
 		ReadTimeout:       max(s.bodyTimeout, 0),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -411,18 +450,35 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /reset", s.httpReset)
 	mux.HandleFunc("POST /step", s.httpStep)
 	mux.HandleFunc("GET /ws", s.serveWS)
-	if s.opts.Token == "" {
-		return mux
+	var h http.Handler = mux
+	if s.opts.Token != "" {
+		want := []byte(s.opts.Token)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if r.URL.Path != "/health" && (!strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(token), want) != 1) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="graftrl"`)
+				writeDetail(w, http.StatusUnauthorized, "missing or wrong bearer token (send Authorization: Bearer <token>)")
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
 	}
-	want := []byte(s.opts.Token)
+	if s.opts.AllowRemote {
+		return h
+	}
+	// Bound to loopback, the server is reachable only from this machine, but a browser on it
+	// visiting a page whose domain was rebound to 127.0.0.1 would send that page's requests here
+	// (WebSocket included, as the page's Origin then matches its Host); they carry the page's
+	// domain in Host.
+	inner := h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if r.URL.Path != "/health" && (!strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(token), want) != 1) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="graftrl"`)
-			writeDetail(w, http.StatusUnauthorized, "missing or wrong bearer token (send Authorization: Bearer <token>)")
+		if !loopbackHost(r.Host) {
+			writeDetail(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback host; a server bound to loopback answers only "+
+				"Host localhost, 127.0.0.1 or [::1] (with or without the port), against DNS rebinding; "+
+				"serve with --allow-remote to accept other host names", shorten(r.Host)))
 			return
 		}
-		mux.ServeHTTP(w, r)
+		inner.ServeHTTP(w, r)
 	})
 }
 
@@ -445,12 +501,19 @@ func writeDetail(w http.ResponseWriter, status int, detail any) {
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// The guard refuses a frame over the message cap at its header and bounds a stalled frame by
 	// the body timeout; the library's read limit stays as a second check.
-	conn, err := websocket.Accept(&guardedWriter{ResponseWriter: w, limit: s.maxBytes, timeout: s.bodyTimeout}, r, nil)
+	gw := &guardedWriter{ResponseWriter: w, limit: s.maxBytes, timeout: s.bodyTimeout}
+	conn, err := websocket.Accept(gw, r, nil)
 	if err != nil {
 		s.log.Debug("openenv: websocket handshake failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
 	defer conn.CloseNow()
+	if gw.guard == nil {
+		// Accept hijacks the connection through gw, so this does not happen; without the guard
+		// the session would have neither a body timeout nor an idle timeout.
+		s.log.Error("openenv: websocket connection not hijacked through its guard", "remote", r.RemoteAddr)
+		return
+	}
 	conn.SetReadLimit(s.maxBytes)
 	active, ok := s.reserve(conn)
 	if !ok {
@@ -468,11 +531,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Debug("openenv: session opened", "remote", r.RemoteAddr, "active", active)
-	code, reason := ss.serve(conn)
+	code, reason := ss.serve(conn, gw.guard)
 	ss.close()
 	s.release(conn)
 	s.log.Debug("openenv: session closed", "remote", r.RemoteAddr, "steps", ss.stepCount, "status", code, "reason", reason)
 	if code != 0 {
+		// The handshake waits (at most 5 s, the library's bound) for the peer's close frame,
+		// which the idle deadline of the session's last wait must not cut short.
+		gw.guard.await(time.Time{})
 		conn.Close(code, reason)
 	}
 }

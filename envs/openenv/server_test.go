@@ -488,7 +488,7 @@ func TestLoopbackByDefault(t *testing.T) {
 			t.Errorf("NewServer at %s: %v", addr, err)
 		}
 	}
-	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: "0.0.0.0:0", AllowRemote: true}); err != nil {
+	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", Addr: "0.0.0.0:0", AllowRemote: true, Token: "s3cret"}); err != nil {
 		t.Errorf("AllowRemote: %v", err)
 	}
 	if _, err := openenv.NewServer(openenv.ServerOptions{Env: "maze", EnvOptions: envs.Options{"size": 12}}); err == nil || !strings.Contains(err.Error(), "size") {

@@ -41,29 +41,32 @@ type session struct {
 }
 
 // serve replies to the messages of conn in order until the client closes the session, it idles
-// past the idle timeout, or the server closes. It returns the status of the close handshake the
-// session should end with (0 for none), which the caller performs after releasing the session's
-// slot, since the handshake may wait for a peer that does not read: 1000 after a close message
-// or a SESSION_ERROR, 1009 for a frame that declares a message over the size limit, 1008 for a
-// frame that stalls past the body timeout, 1007 for a text message that is not valid UTF-8.
-func (ss *session) serve(conn *websocket.Conn) (code websocket.StatusCode, reason string) {
-	var idle *time.Timer
-	if d := ss.srv.idle; d > 0 {
-		idle = time.AfterFunc(d, func() { conn.Close(websocket.StatusPolicyViolation, "idle timeout") })
-		defer idle.Stop()
-	}
+// past the idle timeout, or the server closes. guard is the connection's frameGuard, which
+// enforces the idle timeout as a deadline on the whole wait for each message, so that the bytes
+// of a message that never completes do not keep the session open. It returns the status of the
+// close handshake the session should end with (0 for none), which the caller performs after
+// releasing the session's slot, since the handshake may wait for a peer that does not read:
+// 1000 after a close message or a SESSION_ERROR, 1009 for a frame that declares a message over
+// the size limit, 1008 for a frame or message not received within the body timeout of its first
+// byte and for a session idle past the idle timeout, 1007 for a text message that is not valid
+// UTF-8.
+func (ss *session) serve(conn *websocket.Conn, guard *frameGuard) (code websocket.StatusCode, reason string) {
 	for {
+		var idleAt time.Time
+		if d := ss.srv.idle; d > 0 {
+			idleAt = time.Now().Add(d)
+		}
+		guard.await(idleAt)
 		typ, raw, err := conn.Read(ss.srv.ctx)
 		switch {
 		case errors.Is(err, errMessageTooBig):
 			return websocket.StatusMessageTooBig, fmt.Sprintf("message over the %d-byte limit", ss.srv.maxBytes)
 		case errors.Is(err, errFrameStalled):
-			return websocket.StatusPolicyViolation, fmt.Sprintf("frame not received within %s", ss.srv.bodyTimeout)
+			return websocket.StatusPolicyViolation, fmt.Sprintf("message not received within %s", ss.srv.bodyTimeout)
+		case errors.Is(err, errIdle):
+			return websocket.StatusPolicyViolation, "idle timeout"
 		case err != nil:
 			return 0, ""
-		}
-		if idle != nil && !idle.Stop() {
-			return 0, "" // the idle timeout fired first
 		}
 		if typ == websocket.MessageText && !utf8.Valid(raw) {
 			return websocket.StatusInvalidFramePayloadData, "text message is not valid UTF-8"
@@ -79,9 +82,6 @@ func (ss *session) serve(conn *websocket.Conn) (code websocket.StatusCode, reaso
 		}
 		if closeAfter {
 			return websocket.StatusNormalClosure, ""
-		}
-		if idle != nil {
-			idle.Reset(ss.srv.idle)
 		}
 	}
 }

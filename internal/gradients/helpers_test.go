@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
@@ -21,12 +20,6 @@ const xlaCPUEnv = "GRAFTRL_XLA_CPU"
 var goBackend = sync.OnceValues(func() (backends.Backend, error) {
 	Register()
 	return simplego.New("")
-})
-
-var xlaBackend = sync.OnceValues(func() (backends.Backend, error) {
-	Register()
-	xla.EnableAutoInstall(false) // the plugin comes from scripts/install-xla-cpu.sh, never a download
-	return xla.NewWithOptions("cpu", nil)
 })
 
 func backendT(t testing.TB) backends.Backend {
