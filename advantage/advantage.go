@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/graftrl/graftrl/config/strict"
+	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -160,7 +160,7 @@ func lookup(name string) (entry, error) {
 
 // Check reports whether the named estimator accepts its config options (the estimator section
 // without name), without building it: the name is registered, the options decode strictly
-// (config/strict) over the estimator's defaults, and their values are in range. Its errors are
+// (internal/strict) over the estimator's defaults, and their values are in range. Its errors are
 // those of New.
 func Check(name string, options map[string]any) error {
 	e, err := lookup(name)
@@ -171,7 +171,7 @@ func Check(name string, options map[string]any) error {
 }
 
 // New builds the named estimator from its config options (the estimator section without name),
-// decoded strictly (config/strict) over the estimator's defaults. Unknown names, unknown keys and
+// decoded strictly (internal/strict) over the estimator's defaults. Unknown names, unknown keys and
 // bad values are errors naming the key and what is allowed.
 func New(name string, options map[string]any) (Estimator, error) {
 	e, err := lookup(name)

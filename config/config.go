@@ -1,6 +1,6 @@
 // Package config is the run configuration: its schema (Config and its sections, as written in
 // configs/*.yaml and documented in configs/README.md), the defaults, --set overrides, the
-// strict decoding of a file (package config/strict: unknown keys, types, fractions for
+// strict decoding of a file (package internal/strict: unknown keys, types, fractions for
 // integers) and the validation of every value's range. Problems are *Errors naming the file
 // or flag, the key, the value and what is allowed; commands exit with status 2 on them.
 // It does not depend on GoMLX.
@@ -21,7 +21,7 @@ import (
 
 	"github.com/graftrl/graftrl/advantage"
 	_ "github.com/graftrl/graftrl/advantage/all"
-	"github.com/graftrl/graftrl/config/strict"
+	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/policy/spec"
@@ -386,7 +386,7 @@ func Parse(name string, data []byte, overrides []string) (Config, error) {
 }
 
 // Decode parses a config over the defaults, applies the overrides and checks its keys and
-// types (strictly: config/strict), but not the ranges of its values (Validate). The file and
+// types (strictly: internal/strict), but not the ranges of its values (Validate). The file and
 // each override value are bounded first (strict.Parse): nesting deeper than strict.MaxDepth,
 // aliases repeating more than strict.MaxAliasNodes nodes and a second YAML document are
 // refused naming the line. It reads what a command needs before the final overrides are

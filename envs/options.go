@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graftrl/graftrl/config/strict"
+	"github.com/graftrl/graftrl/internal/strict"
 )
 
 // Options are the configuration options of an environment: the keys of the YAML env section other
@@ -17,7 +17,7 @@ type Options map[string]any
 
 // Decode sets the fields of dst, a pointer to a struct with yaml tags, from the options. Fields whose
 // key is absent keep the value they had, so dst is filled with the env's defaults beforehand. Decoding
-// is strict (config/strict): an unknown key or a value of the wrong type is an *OptionError naming
+// is strict (internal/strict): an unknown key or a value of the wrong type is an *OptionError naming
 // env, the key, the value and what is allowed; a number with a fractional part for an integer field
 // is a wrong type. yaml.v3's YAML 1.1 words for booleans (yes, no, on, off) are accepted for bool
 // fields. Ranges are checked by each env after Decode (see CheckRange).

@@ -13,7 +13,7 @@ import (
 
 	"github.com/graftrl/graftrl/compare"
 	"github.com/graftrl/graftrl/config"
-	"github.com/graftrl/graftrl/config/strict"
+	"github.com/graftrl/graftrl/internal/strict"
 )
 
 // Executors.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/graftrl/graftrl/config/strict"
+	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/openenv"
 )

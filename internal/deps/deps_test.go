@@ -8,7 +8,7 @@ import (
 
 // plain are the packages that must build without GoMLX (ARCHITECTURE.md).
 var plain = []string{
-	"config", "config/strict", "advantage", "sweep", "compare", "policy/spec", "policy/host",
+	"config", "internal/strict", "advantage", "sweep", "compare", "policy/spec", "policy/host",
 	"rollout", "grpo", "graft", "envs",
 }
 
