@@ -21,9 +21,9 @@ import (
 
 	"github.com/graftrl/graftrl/advantage"
 	_ "github.com/graftrl/graftrl/advantage/all"
-	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/internal/limits"
+	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rollout"
 )

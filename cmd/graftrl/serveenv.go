@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/openenv"
+	"github.com/graftrl/graftrl/internal/strict"
 )
 
 // tokenEnvVar holds the bearer token when --token is not given, so that it stays out of the
