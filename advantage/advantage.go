@@ -10,6 +10,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/graftrl/graftrl/internal/strict"
@@ -65,10 +66,10 @@ func Register[O Validator](name, help string, groupRelative bool, defaults func(
 	decode := func(options map[string]any) (O, error) {
 		o := defaults()
 		if err := strict.DecodeMap(options, &o); err != nil {
-			return o, optionError(name, options, err)
+			return o, decodeError(name, options, err)
 		}
 		if err := o.Validate(); err != nil {
-			return o, fmt.Errorf("estimator.%w", err)
+			return o, underEstimator(name, err)
 		}
 		return o, nil
 	}
@@ -87,24 +88,99 @@ func Register[O Validator](name, help string, groupRelative bool, defaults func(
 			}
 			est, err := build(o)
 			if err != nil {
-				return nil, fmt.Errorf("estimator.%w", err)
+				return nil, underEstimator(name, err)
 			}
 			return est, nil
 		},
 	}
 }
 
-// optionError words a refusal of the strict decoder as an estimator's option error.
-func optionError(name string, options map[string]any, err error) error {
+// OptionError is an estimator option refused: an unknown key, a value of the wrong type, or a
+// value out of range (an estimator's Validate reports these with OutOfRange and NotAllowed). It
+// names the key, the value and what is allowed, worded as internal/strict words a key of a
+// config it refuses; Check and New give the key's path as a config has it (estimator.KEY):
+//
+//	unknown key "estimator.gama" (allowed under estimator: eps, gamma, lambda, …)
+//	key "estimator.gamma": value "high" has the wrong type (allowed numbers)
+//	key "estimator.gamma": value 1 is out of range (allowed (0, 1))
+type OptionError struct {
+	// Key is the option's key: its path in a config (estimator.gamma) from Check and New, the
+	// key alone (gamma) from an estimator's Validate.
+	Key string
+	// Value is the value given (unused for an unknown key).
+	Value any
+	// Reason says what is wrong with the value ("is out of range"); empty for an unknown key.
+	Reason string
+	// Allowed says what is allowed: the keys beside an unknown key, else the values.
+	Allowed string
+}
+
+// Error formats the refusal (see OptionError).
+func (e *OptionError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("unknown key %q (allowed under %s: %s)", e.Key, keyParent(e.Key), e.Allowed)
+	}
+	return fmt.Sprintf("key %q: value %s %s (allowed %s)", e.Key, formatValue(e.Value), e.Reason, e.Allowed)
+}
+
+// OutOfRange is the error of an estimator's Validate for option key whose value is outside what
+// is allowed ("(0, 1)", "finite numbers > 0").
+func OutOfRange(key string, value any, allowed string) error {
+	return &OptionError{Key: key, Value: value, Reason: "is out of range", Allowed: allowed}
+}
+
+// NotAllowed is the error of an estimator's Validate for option key whose value is none of the
+// words allowed (`"path", "td" or "paper"`).
+func NotAllowed(key string, value any, allowed string) error {
+	return &OptionError{Key: key, Value: value, Reason: "is not allowed", Allowed: allowed}
+}
+
+// keyParent names the mapping a key path is in: estimator for estimator.gamma, the top level
+// for a key alone.
+func keyParent(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i]
+	}
+	return "the top level"
+}
+
+// formatValue writes a value as a config has it: strings quoted, so that a number given as text
+// ("5") is told apart from a number, and no value as null.
+func formatValue(v any) string {
+	if v == nil {
+		return "null"
+	}
+	if reflect.ValueOf(v).Kind() == reflect.String {
+		return strconv.Quote(fmt.Sprint(v))
+	}
+	return fmt.Sprint(v)
+}
+
+// decodeError words a refusal of the strict decoder, whose key paths start at the options, as
+// an *OptionError under estimator; an error of another kind names the estimator.
+func decodeError(name string, options map[string]any, err error) error {
 	var se *strict.Error
 	if !errors.As(err, &se) {
 		return fmt.Errorf("estimator %s: %w", name, err)
 	}
 	key, _, _ := strings.Cut(se.Key, ".")
+	key, _, _ = strings.Cut(key, "[")
 	if se.Unknown {
-		return fmt.Errorf("estimator %s: unknown option %q (allowed: %s)", name, key, strings.Join(se.Allowed, ", "))
+		return &OptionError{Key: "estimator." + key, Allowed: strings.Join(se.Allowed, ", ")}
 	}
-	return fmt.Errorf("estimator %s: option %q: %v has the wrong type (allowed %s)", name, key, options[key], strict.Words(se.Type))
+	return &OptionError{Key: "estimator." + key, Value: options[key], Reason: "has the wrong type", Allowed: strict.Words(se.Type)}
+}
+
+// underEstimator puts the key of an estimator's *OptionError under estimator, as a config has
+// it; an error of another kind names the estimator.
+func underEstimator(name string, err error) error {
+	var oe *OptionError
+	if !errors.As(err, &oe) {
+		return fmt.Errorf("estimator %s: %w", name, err)
+	}
+	under := *oe
+	under.Key = "estimator." + oe.Key
+	return &under
 }
 
 // optionsOf lists the keys of an options struct (their yaml names) with the values it holds.

@@ -1,6 +1,7 @@
 package advantage_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -88,10 +89,10 @@ func TestCheckAgreesWithNew(t *testing.T) {
 		want string
 	}{
 		{"ppo", nil, `estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)`},
-		{"grpo", map[string]any{"epsilon": 1}, `estimator grpo: unknown option "epsilon" (allowed: eps, score, std)`},
-		{"gigpo", map[string]any{"gamma": "high"}, `estimator gigpo: option "gamma": high has the wrong type (allowed numbers)`},
-		{"drgrpo", map[string]any{"eps": 0}, `estimator.drgrpo: option eps = 0: must be a finite number > 0`},
-		{"graft", map[string]any{"gamma": 1}, `estimator.graft: option gamma = 1: must be in (0, 1)`},
+		{"grpo", map[string]any{"epsilon": 1}, `unknown key "estimator.epsilon" (allowed under estimator: eps, score, std)`},
+		{"gigpo", map[string]any{"gamma": "high"}, `key "estimator.gamma": value "high" has the wrong type (allowed numbers)`},
+		{"drgrpo", map[string]any{"eps": 0}, `key "estimator.eps": value 0 is out of range (allowed finite numbers > 0)`},
+		{"graft", map[string]any{"gamma": 1}, `key "estimator.gamma": value 1 is out of range (allowed (0, 1))`},
 		{"graphgpo", map[string]any{"gamma_g": 0.5, "step_weight": 2}, ""},
 	}
 	for _, c := range cases {
@@ -119,8 +120,46 @@ func TestCheckAgreesWithNew(t *testing.T) {
 		}
 		slices.Sort(keys)
 		err := advantage.Check(name, map[string]any{"zz_unknown": 1})
-		if want := "(allowed: " + strings.Join(keys, ", ") + ")"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		if want := "(allowed under estimator: " + strings.Join(keys, ", ") + ")"; err == nil || !strings.HasSuffix(err.Error(), want) {
 			t.Errorf("%s: unknown option error %v, want one ending %s", name, err, want)
+		}
+	}
+}
+
+// An estimator's options are refused in one form, the strict decoder's: the key's path as a
+// config has it (estimator.KEY), the value as given and what is allowed, whether the key is
+// unknown, its value of the wrong type or out of range; the error is an *OptionError naming that
+// path.
+func TestOptionErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		opts map[string]any
+		key  string
+		want string
+	}{
+		{"grpo", map[string]any{"epz": 1e-6}, "estimator.epz",
+			`unknown key "estimator.epz" (allowed under estimator: eps, score, std)`},
+		{"grpo", map[string]any{"eps": "small"}, "estimator.eps",
+			`key "estimator.eps": value "small" has the wrong type (allowed numbers)`},
+		{"grpo", map[string]any{"eps": -0.5}, "estimator.eps",
+			`key "estimator.eps": value -0.5 is out of range (allowed finite numbers > 0)`},
+		{"grpo", map[string]any{"std": "unbiased"}, "estimator.std",
+			`key "estimator.std": value "unbiased" is not allowed (allowed sample, population)`},
+		{"graft", map[string]any{"lamda": 0.9}, "estimator.lamda",
+			`unknown key "estimator.lamda" (allowed under estimator: episode_norm, episode_weight, eps, gamma, lambda, mode, normalize, policy_weighting, score, tol, truncation, use_step_rewards)`},
+		{"graft", map[string]any{"normalize": "yes please"}, "estimator.normalize",
+			`key "estimator.normalize": value "yes please" has the wrong type (allowed true, false)`},
+		{"graft", map[string]any{"lambda": 1.5}, "estimator.lambda",
+			`key "estimator.lambda": value 1.5 is out of range (allowed [0, 1])`},
+		{"graft", map[string]any{"mode": "gae"}, "estimator.mode",
+			`key "estimator.mode": value "gae" is not allowed (allowed path, td, paper)`},
+	}
+	for _, c := range cases {
+		for _, err := range []error{advantage.Check(c.name, c.opts), func() error { _, err := advantage.New(c.name, c.opts); return err }()} {
+			var oe *advantage.OptionError
+			if !errors.As(err, &oe) || oe.Key != c.key || err.Error() != c.want {
+				t.Errorf("%s %v: error %v, want an *OptionError for %s: %s", c.name, c.opts, err, c.key, c.want)
+			}
 		}
 	}
 }

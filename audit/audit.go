@@ -43,8 +43,9 @@ func DefaultVariants() []Variant {
 	}
 }
 
-// Defaults of Options. Steps and MC are sized so that an audit of the README's maze and sokoban
-// runs takes a few minutes on two shared cores (README, Advantage audit).
+// Defaults of Options. Steps and MC are sized so that an audit of the maze and sokoban runs
+// measured in docs/audit.md (section "Measured: the maze and sokoban") takes under a minute on
+// one core.
 const (
 	// DefaultSteps is the number of audited steps.
 	DefaultSteps = 400
@@ -173,16 +174,9 @@ func Run(s Setup, o Options) (*Result, error) {
 	if seeded && !reseedable {
 		return nil, fmt.Errorf("audit: env %s is stochastic (it takes episode seeds) but cannot reseed its random stream mid-episode (ReseedSlips): continuations from one step would all draw the same randomness", s.Env)
 	}
-	estimators := make([]advantage.Estimator, len(o.Variants))
-	labels := map[string]bool{}
-	for k, v := range o.Variants {
-		if labels[v.Label] || v.Label == "" {
-			return nil, fmt.Errorf("audit: estimator label %q is empty or repeated", v.Label)
-		}
-		labels[v.Label] = true
-		if estimators[k], err = advantage.New(v.Name, v.Options); err != nil {
-			return nil, fmt.Errorf("audit: %s: %w", v.Label, err)
-		}
+	estimators, err := newEstimators(o.Variants)
+	if err != nil {
+		return nil, err
 	}
 	coll, err := rollout.NewCollector(s.Rollout, s.Vocab, s.NewEnv, o.Slots)
 	if err != nil {
@@ -193,41 +187,13 @@ func Run(s Setup, o Options) (*Result, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0xa0d17))
 	res := &Result{Env: s.Env, Settings: Settings{Steps: o.Steps, MC: o.MC, Gamma: o.Gamma, Seed: o.Seed, Slots: o.Slots, Z: o.Z, Bootstrap: o.Bootstrap}}
 
-	// The fresh batch, through Continue with empty histories (Collect with known episode seeds,
-	// so that a stochastic env's episodes can be replayed).
-	starts := make([]rollout.Start, 0, len(s.Tasks)*s.Group)
-	for _, seed := range s.Tasks {
-		for range s.Group {
-			starts = append(starts, rollout.Start{TaskSeed: seed, EpisodeSeed: rng.Int64()})
-		}
-	}
-	raw, bst, err := coll.Continue(dec, starts, rng)
+	batch, epSeeds, err := freshBatch(coll, dec, s, rng, res)
 	if err != nil {
-		return nil, fmt.Errorf("audit: batch: %w", err)
+		return nil, err
 	}
-	batch := &rollout.Batch{Tasks: len(s.Tasks)}
-	var epSeeds []int64
-	succ := 0
-	for i := range raw.Trajs {
-		tr := raw.Trajs[i]
-		tr.Task = i / s.Group
-		if tr.Err != "" {
-			res.Batch.Errors++
-			continue
-		}
-		if tr.Success {
-			succ++
-		}
-		batch.Trajs = append(batch.Trajs, tr)
-		epSeeds = append(epSeeds, starts[i].EpisodeSeed)
-	}
-	res.Batch = BatchInfo{Tasks: len(s.Tasks), Group: s.Group, Episodes: len(raw.Trajs), Errors: res.Batch.Errors,
-		Steps: batch.NumSteps(), Success: rollout.Ratio(succ, len(batch.Trajs))}
 	res.Timing.Batch = time.Since(t0).Seconds()
-	res.Timing.DecodeCalls += bst.DecodeCalls
-	res.Timing.SampledTokens += bst.SampledTokens
 	fmt.Fprintf(o.Log, "audit: batch of %d episodes (%d tasks × %d), success %.3f, %d steps (%.1fs)\n",
-		len(raw.Trajs), len(s.Tasks), s.Group, res.Batch.Success, res.Batch.Steps, res.Timing.Batch)
+		res.Batch.Episodes, len(s.Tasks), s.Group, res.Batch.Success, res.Batch.Steps, res.Timing.Batch)
 	if len(batch.Trajs) == 0 {
 		return nil, errors.New("audit: every episode of the batch ended in an env error")
 	}
@@ -241,28 +207,9 @@ func Run(s Setup, o Options) (*Result, error) {
 	}
 	res.Timing.Estimators = time.Since(t1).Seconds()
 
-	// Progress of every step: d(s_0) from a reset, then the recorded distances.
-	dist0 := map[int64]int{}
-	for _, seed := range s.Tasks {
-		if _, ok := dist0[seed]; ok {
-			continue
-		}
-		_, obs, err := probe.Reset(seed)
-		if err != nil {
-			return nil, fmt.Errorf("audit: reset task %d: %w", seed, err)
-		}
-		dist0[seed] = obs.Info.Distance
-	}
-	progress := make([][]int, len(batch.Trajs))
-	before := make([][]int, len(batch.Trajs))
-	for i := range batch.Trajs {
-		tr := &batch.Trajs[i]
-		d := dist0[tr.TaskSeed]
-		for _, st := range tr.Steps {
-			before[i] = append(before[i], d)
-			progress[i] = append(progress[i], Progress(d, st.Distance))
-			d = st.Distance
-		}
+	before, progress, err := stepProgress(probe, s.Tasks, batch)
+	if err != nil {
+		return nil, err
 	}
 	res.Shares = BatchShares(batch, progress)
 
@@ -281,6 +228,100 @@ func Run(s Setup, o Options) (*Result, error) {
 	res.Timing.DecodeCalls += tr.stats.DecodeCalls
 	res.Timing.SampledTokens += tr.stats.SampledTokens
 
+	res.Steps = stepResults(batch, sel, tr, adv, before, progress)
+	res.Truth, res.Metrics = compareAll(res.Steps, res.Estimators, o.Z, o.Bootstrap, o.Seed)
+	res.Truth.Dropped = tr.dropped
+	res.Timing.Total = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// newEstimators builds every variant's estimator; labels must be non-empty and distinct.
+func newEstimators(variants []Variant) ([]advantage.Estimator, error) {
+	estimators := make([]advantage.Estimator, len(variants))
+	labels := map[string]bool{}
+	for k, v := range variants {
+		if labels[v.Label] || v.Label == "" {
+			return nil, fmt.Errorf("audit: estimator label %q is empty or repeated", v.Label)
+		}
+		labels[v.Label] = true
+		var err error
+		if estimators[k], err = advantage.New(v.Name, v.Options); err != nil {
+			return nil, fmt.Errorf("audit: %s: %w", v.Label, err)
+		}
+	}
+	return estimators, nil
+}
+
+// freshBatch rolls out s.Tasks × s.Group episodes and returns the batch of those that ended
+// without an env error, with their episode seeds; it records the batch in res.Batch and its
+// decoding work in res.Timing. The episodes go through Continue with empty histories (Collect
+// with known episode seeds), so that a stochastic env's episodes can be replayed.
+func freshBatch(coll *rollout.Collector, dec rollout.Decoder, s Setup, rng *rand.Rand, res *Result) (*rollout.Batch, []int64, error) {
+	starts := make([]rollout.Start, 0, len(s.Tasks)*s.Group)
+	for _, seed := range s.Tasks {
+		for range s.Group {
+			starts = append(starts, rollout.Start{TaskSeed: seed, EpisodeSeed: rng.Int64()})
+		}
+	}
+	raw, bst, err := coll.Continue(dec, starts, rng)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit: batch: %w", err)
+	}
+	batch := &rollout.Batch{Tasks: len(s.Tasks)}
+	var epSeeds []int64
+	succ, errs := 0, 0
+	for i := range raw.Trajs {
+		tr := raw.Trajs[i]
+		tr.Task = i / s.Group
+		if tr.Err != "" {
+			errs++
+			continue
+		}
+		if tr.Success {
+			succ++
+		}
+		batch.Trajs = append(batch.Trajs, tr)
+		epSeeds = append(epSeeds, starts[i].EpisodeSeed)
+	}
+	res.Batch = BatchInfo{Tasks: len(s.Tasks), Group: s.Group, Episodes: len(raw.Trajs), Errors: errs,
+		Steps: batch.NumSteps(), Success: rollout.Ratio(succ, len(batch.Trajs))}
+	res.Timing.DecodeCalls += bst.DecodeCalls
+	res.Timing.SampledTokens += bst.SampledTokens
+	return batch, epSeeds, nil
+}
+
+// stepProgress gives every step of the batch its distance to the goal before it and its
+// progress: d(s_0) from a reset of the task, then the distances the steps recorded.
+func stepProgress(probe envs.Env, tasks []int64, batch *rollout.Batch) (before, progress [][]int, err error) {
+	dist0 := map[int64]int{}
+	for _, seed := range tasks {
+		if _, ok := dist0[seed]; ok {
+			continue
+		}
+		_, obs, err := probe.Reset(seed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit: reset task %d: %w", seed, err)
+		}
+		dist0[seed] = obs.Info.Distance
+	}
+	progress = make([][]int, len(batch.Trajs))
+	before = make([][]int, len(batch.Trajs))
+	for i := range batch.Trajs {
+		tr := &batch.Trajs[i]
+		d := dist0[tr.TaskSeed]
+		for _, st := range tr.Steps {
+			before[i] = append(before[i], d)
+			progress[i] = append(progress[i], Progress(d, st.Distance))
+			d = st.Distance
+		}
+	}
+	return before, progress, nil
+}
+
+// stepResults is every audited step with its truth (tr, in sel.Steps order) and each
+// estimator's advantage.
+func stepResults(batch *rollout.Batch, sel Selection, tr mcResult, adv []rollout.Advantages, before, progress [][]int) []StepResult {
+	var out []StepResult
 	for k, ref := range sel.Steps {
 		traj := &batch.Trajs[ref.Traj]
 		st := traj.Steps[ref.T]
@@ -294,10 +335,7 @@ func Run(s Setup, o Options) (*Result, error) {
 		for e := range adv {
 			sr.Est = append(sr.Est, adv[e][ref.Traj][ref.T])
 		}
-		res.Steps = append(res.Steps, sr)
+		out = append(out, sr)
 	}
-	res.Truth, res.Metrics = compareAll(res.Steps, res.Estimators, o.Z, o.Bootstrap, o.Seed)
-	res.Truth.Dropped = tr.dropped
-	res.Timing.Total = time.Since(t0).Seconds()
-	return res, nil
+	return out
 }

@@ -178,96 +178,160 @@ func (c *Comparison) LevelsFigure() (*plotstyle.Figure, error) {
 		return nil, fmt.Errorf("levels: no environment is placed on the axes")
 	}
 	axes := c.Options.Levels.Axes
-	var panelKeys []string
-	for _, r := range rows {
-		k := ""
-		if len(axes) > 1 {
-			k = axes[1] + " " + r.Values[1]
-		}
-		if !slices.Contains(panelKeys, k) {
-			panelKeys = append(panelKeys, k)
-		}
-	}
-	methods := c.Methods[1:]
 	var panels []*plot.Plot
-	for _, key := range panelKeys {
-		p := newPlot(key, axes[0], "difference from "+c.Options.Baseline)
-		zero := true
-		var xs []float64
-		for k, m := range methods {
-			var pts plotter.XYs
-			var errs plotter.YErrors
-			for _, r := range rows {
-				if len(axes) > 1 && axes[1]+" "+r.Values[1] != key {
-					continue
-				}
-				x, err := strconv.ParseFloat(r.Values[0], 64)
-				if err != nil {
-					return nil, fmt.Errorf("levels: %s value %q of %s is not a number", axes[0], r.Values[0], r.Env)
-				}
-				if !slices.Contains(xs, x) {
-					xs = append(xs, x)
-				}
-				for _, pr := range r.Paired {
-					if pr.Method == m && !math.IsNaN(pr.Mean.Value) {
-						off := (float64(k) - float64(len(methods)-1)/2) * 0.08
-						pts = append(pts, plotter.XY{X: x + off, Y: pr.Mean.Value})
-						lo, hi := pr.Mean.Value-pr.TInterval.Lo, pr.TInterval.Hi-pr.Mean.Value
-						if math.IsNaN(lo) || math.IsNaN(hi) { // no spread among the pairs: no interval
-							lo, hi = 0, 0
-						}
-						errs = append(errs, struct{ Low, High float64 }{lo, hi})
-					}
-				}
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			i := c.methodIndex(m)
-			line, err := plotter.NewLine(pts)
-			if err != nil {
-				return nil, err
-			}
-			line.Color, line.Width, line.Dashes = plotstyle.Colour(i), vg.Points(2), dashes(i)
-			bars, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return nil, err
-			}
-			bars.Color, bars.Width, bars.CapWidth = plotstyle.Colour(i), vg.Points(1.5), vg.Points(6)
-			dots, err := plotter.NewScatter(pts)
-			if err != nil {
-				return nil, err
-			}
-			dots.Color, dots.Shape, dots.Radius = plotstyle.Colour(i), draw.CircleGlyph{}, vg.Points(3.5)
-			p.Add(line, bars, dots)
-			if zero {
-				p.Legend = *plotstyle.NewLegend()
-				zero = false
-			}
-			p.Legend.Add(m, line, dots)
+	for _, key := range levelPanelKeys(rows, axes) {
+		p, err := c.levelsPanel(rows, key)
+		if err != nil {
+			return nil, err
 		}
-		slices.Sort(xs)
-		if len(xs) > 0 {
-			ref, err := plotter.NewLine(plotter.XYs{{X: xs[0] - 0.5, Y: 0}, {X: xs[len(xs)-1] + 0.5, Y: 0}})
-			if err != nil {
-				return nil, err
-			}
-			ref.Color, ref.Width, ref.Dashes = color.NRGBA{A: 160}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(ref)
-			p.X.Min, p.X.Max = xs[0]-0.5, xs[len(xs)-1]+0.5
-			ticks := make([]plot.Tick, len(xs))
-			for i, x := range xs {
-				ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
-			}
-			p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		}
-		p.Legend.Top, p.Legend.Left = true, true
 		panels = append(panels, p)
 	}
-	// One y range for every panel, so that the panels compare at a glance.
+	shareYRange(panels)
+	grid := [][]*plot.Plot{panels}
+	title := fmt.Sprintf("Paired difference from %s (final %s) by %s, mean and 95 %% t interval over seed pairs", c.Options.Baseline, MetricWords(c.Options.Metric), strings.Join(axes, " and "))
+	w, h := figureSize(grid, 3.6*vg.Inch, title)
+	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
+}
+
+// levelPanelKey names the panel a row is drawn in: the second axis and the row's value on it,
+// or "" (one panel) when there is one axis.
+func levelPanelKey(r LevelRow, axes []string) string {
+	if len(axes) > 1 {
+		return axes[1] + " " + r.Values[1]
+	}
+	return ""
+}
+
+// levelPanelKeys are the panels of the levels figure, in the order of the rows.
+func levelPanelKeys(rows []LevelRow, axes []string) []string {
+	var keys []string
+	for _, r := range rows {
+		if k := levelPanelKey(r, axes); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// levelsPanel is one panel of the levels figure: every method but the baseline against the
+// first axis, over the rows of the panel key, with the zero line of the baseline.
+func (c *Comparison) levelsPanel(rows []LevelRow, key string) (*plot.Plot, error) {
+	axes := c.Options.Levels.Axes
+	p := newPlot(key, axes[0], "difference from "+c.Options.Baseline)
+	methods := c.Methods[1:]
+	zero := true
+	var xs []float64
+	for k, m := range methods {
+		// Methods side by side around each x, so that their intervals do not hide each other.
+		off := (float64(k) - float64(len(methods)-1)/2) * 0.08
+		pts, errs, seen, err := levelSeries(rows, axes, key, m, off)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range seen {
+			if !slices.Contains(xs, x) {
+				xs = append(xs, x)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, dots, err := addLevelSeries(p, pts, errs, c.methodIndex(m))
+		if err != nil {
+			return nil, err
+		}
+		if zero {
+			p.Legend = *plotstyle.NewLegend()
+			zero = false
+		}
+		p.Legend.Add(m, line, dots)
+	}
+	slices.Sort(xs)
+	if len(xs) > 0 {
+		if err := addLevelAxis(p, xs); err != nil {
+			return nil, err
+		}
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	return p, nil
+}
+
+// levelSeries is method m's points in the panel key: the mean paired difference and its t
+// interval at each row's first-axis value (shifted by off), and the first-axis values of the
+// panel's rows.
+func levelSeries(rows []LevelRow, axes []string, key, m string, off float64) (plotter.XYs, plotter.YErrors, []float64, error) {
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	var xs []float64
+	for _, r := range rows {
+		if levelPanelKey(r, axes) != key {
+			continue
+		}
+		x, err := strconv.ParseFloat(r.Values[0], 64)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("levels: %s value %q of %s is not a number", axes[0], r.Values[0], r.Env)
+		}
+		xs = append(xs, x)
+		for _, pr := range r.Paired {
+			if pr.Method == m && !math.IsNaN(pr.Mean.Value) {
+				pts = append(pts, plotter.XY{X: x + off, Y: pr.Mean.Value})
+				lo, hi := pr.Mean.Value-pr.TInterval.Lo, pr.TInterval.Hi-pr.Mean.Value
+				if math.IsNaN(lo) || math.IsNaN(hi) { // no spread among the pairs: no interval
+					lo, hi = 0, 0
+				}
+				errs = append(errs, struct{ Low, High float64 }{lo, hi})
+			}
+		}
+	}
+	return pts, errs, xs, nil
+}
+
+// addLevelSeries draws one method's series in its colour: a line through the means, the
+// interval bars and the dots; the line and dots make its legend entry.
+func addLevelSeries(p *plot.Plot, pts plotter.XYs, errs plotter.YErrors, i int) (*plotter.Line, *plotter.Scatter, error) {
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	line.Color, line.Width, line.Dashes = plotstyle.Colour(i), vg.Points(2), dashes(i)
+	bars, err := plotter.NewYErrorBars(struct {
+		plotter.XYer
+		plotter.YErrorer
+	}{pts, errs})
+	if err != nil {
+		return nil, nil, err
+	}
+	bars.Color, bars.Width, bars.CapWidth = plotstyle.Colour(i), vg.Points(1.5), vg.Points(6)
+	dots, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	dots.Color, dots.Shape, dots.Radius = plotstyle.Colour(i), draw.CircleGlyph{}, vg.Points(3.5)
+	p.Add(line, bars, dots)
+	return line, dots, nil
+}
+
+// addLevelAxis draws the baseline's zero line across the sorted first-axis values xs and puts
+// a tick at each of them.
+func addLevelAxis(p *plot.Plot, xs []float64) error {
+	ref, err := plotter.NewLine(plotter.XYs{{X: xs[0] - 0.5, Y: 0}, {X: xs[len(xs)-1] + 0.5, Y: 0}})
+	if err != nil {
+		return err
+	}
+	ref.Color, ref.Width, ref.Dashes = color.NRGBA{A: 160}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(ref)
+	p.X.Min, p.X.Max = xs[0]-0.5, xs[len(xs)-1]+0.5
+	ticks := make([]plot.Tick, len(xs))
+	for i, x := range xs {
+		ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	return nil
+}
+
+// shareYRange gives every panel one y range, holding zero and every panel's data, so that the
+// panels compare at a glance.
+func shareYRange(panels []*plot.Plot) {
 	lo, hi := 0.0, 0.0
 	for _, p := range panels {
 		lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
@@ -276,8 +340,4 @@ func (c *Comparison) LevelsFigure() (*plotstyle.Figure, error) {
 	for _, p := range panels {
 		p.Y.Min, p.Y.Max = lo-pad, hi+pad
 	}
-	grid := [][]*plot.Plot{panels}
-	title := fmt.Sprintf("Paired difference from %s (final %s) by %s, mean and 95 %% t interval over seed pairs", c.Options.Baseline, MetricWords(c.Options.Metric), strings.Join(axes, " and "))
-	w, h := figureSize(grid, 3.6*vg.Inch, title)
-	return &plotstyle.Figure{Width: w, Height: h, Panels: grid, Title: title}, nil
 }

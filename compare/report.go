@@ -283,12 +283,35 @@ type (
 	doc    []any
 )
 
+// document builds the report's blocks, section by section in reading order; writeReport appends
+// the audit section.
 func (c *Comparison) document(plots PlotFiles) doc {
+	d := c.openingSection()
+	d = append(d, c.protocolSection()...)
+	d = append(d, c.levelsSection(plots)...)
+	d = append(d, c.pairedSection(plots)...)
+	d = append(d, c.perEnvSection(plots)...)
+	d = append(d, c.aggregateSection(plots)...)
+	d = append(d, c.rankingSection()...)
+	d = append(d, c.gainSection()...)
+	d = append(d, c.whySection()...)
+	d = append(d, definitionsSection()...)
+	d = append(d, c.configsSection()...)
+	d = append(d, c.runsSection()...)
+	return d
+}
+
+// plotFigure is a figure block of a plot in PlotDir.
+func plotFigure(alt, file string) figure {
+	return figure{alt, filepath.ToSlash(filepath.Join(PlotDir, file))}
+}
+
+// openingSection is the title, the line that says what was compared, the warnings and the notes.
+func (c *Comparison) openingSection() doc {
 	o := c.Options
-	base := o.Baseline
 	d := doc{heading{1, o.Title}}
 	d = append(d, para(fmt.Sprintf("%d runs: %d environment(s) × %d method(s). Metric: %s. Baseline: %s.",
-		len(c.Runs), len(c.Envs), len(c.Methods), o.Metric, base)))
+		len(c.Runs), len(c.Envs), len(c.Methods), o.Metric, o.Baseline)))
 	if len(c.Warnings) > 0 {
 		d = append(d, heading{2, "Warnings"}, bullet(c.Warnings))
 	}
@@ -298,10 +321,33 @@ func (c *Comparison) document(plots PlotFiles) doc {
 			d = append(d, para(n))
 		}
 	}
+	return d
+}
 
-	p := c.Protocol
-	var budgets []string
-	for _, b := range p.Budgets {
+// protocolSection is the table of how the runs were trained, evaluated and compared.
+func (c *Comparison) protocolSection() doc {
+	o, p := c.Options, c.Protocol
+	return doc{heading{2, "Protocol"}, table{head: []string{"item", "value"}, rows: [][]string{
+		{"metric", p.Metric},
+		{"evaluation", fmt.Sprintf("%s, %s; %s episode(s) per evaluation", p.Panel, p.Decoding, joinInts(p.EvalEpisodes))},
+		{"final score", p.Final},
+		{"seeds", fmt.Sprintf("%s (%s runs per environment and method)", joinInts(p.Seeds), rangeText(p.SeedsMin, p.SeedsMax))},
+		{"iterations", joinInts(p.Iterations)},
+		{"evaluation every", joinInts(p.EvalEvery) + " iteration(s)"},
+		{"tasks per iteration × group size", joinInts(p.PerIter) + " × " + joinInts(p.GroupSize)},
+		{"panel seed", joinInts(p.PanelSeed)},
+		{"budget (final env steps)", strings.Join(budgetTexts(p.Budgets), "; ")},
+		{"budget check", budgetCheckText(o)},
+		{"statistics", fmt.Sprintf("IQM = scipy trim_mean(x, 0.25); %g %% stratified percentile bootstrap CIs, %d resamples, seed %d; P(X > Y) Mann–Whitney with ties ½; Welch t-test two-sided",
+			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
+	}}}
+}
+
+// budgetTexts says each environment's range of final env steps, and the common budget the
+// scores were read at when there is one.
+func budgetTexts(budgets []EnvBudget) []string {
+	var out []string
+	for _, b := range budgets {
 		s := fmt.Sprintf("%s: %d–%d env steps", b.Env, b.Min, b.Max)
 		if b.Min == b.Max {
 			s = fmt.Sprintf("%s: %d env steps", b.Env, b.Min)
@@ -309,8 +355,13 @@ func (c *Comparison) document(plots PlotFiles) doc {
 		if b.Common > 0 {
 			s += fmt.Sprintf(" (scores read at %d)", b.Common)
 		}
-		budgets = append(budgets, s)
+		out = append(out, s)
 	}
+	return out
+}
+
+// budgetCheckText says which budgets the comparison accepted.
+func budgetCheckText(o Options) string {
 	tol := "equal budgets required"
 	if o.BudgetTolerance > 0 {
 		tol = fmt.Sprintf("budgets within %.1f %% of each other required", 100*o.BudgetTolerance)
@@ -321,35 +372,34 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	if o.Final == FinalCommonBudget {
 		tol = "equal by construction (scores read at a common budget)"
 	}
-	d = append(d, heading{2, "Protocol"}, table{head: []string{"item", "value"}, rows: [][]string{
-		{"metric", p.Metric},
-		{"evaluation", fmt.Sprintf("%s, %s; %s episode(s) per evaluation", p.Panel, p.Decoding, joinInts(p.EvalEpisodes))},
-		{"final score", p.Final},
-		{"seeds", fmt.Sprintf("%s (%s runs per environment and method)", joinInts(p.Seeds), rangeText(p.SeedsMin, p.SeedsMax))},
-		{"iterations", joinInts(p.Iterations)},
-		{"evaluation every", joinInts(p.EvalEvery) + " iteration(s)"},
-		{"tasks per iteration × group size", joinInts(p.PerIter) + " × " + joinInts(p.GroupSize)},
-		{"panel seed", joinInts(p.PanelSeed)},
-		{"budget (final env steps)", strings.Join(budgets, "; ")},
-		{"budget check", tol},
-		{"statistics", fmt.Sprintf("IQM = scipy trim_mean(x, 0.25); %g %% stratified percentile bootstrap CIs, %d resamples, seed %d; P(X > Y) Mann–Whitney with ties ½; Welch t-test two-sided",
-			100*o.Bootstrap.Confidence, o.Bootstrap.Resamples, o.Bootstrap.Seed)},
-	}})
+	return tol
+}
 
-	if rows := c.Levels; len(rows) > 0 && c.NoPairs == "" {
-		d = append(d, heading{2, "Along the difficulty axes (paired)"},
-			para(fmt.Sprintf("Each method's final %s minus %s's on the same seed and warm start, by %s: mean over the seed pairs with its 95 %% t interval, and the pairs it was ahead of, tied with and behind the baseline. The warm start is the metric before training (iteration 0). The credit diagnostics are each run's mean over its iterations, averaged over the environment's runs (every method): the decision share is the share of steps leaving a state whose actions lead to different values (where step-level credit can differ from trajectory credit at all); wasted steps bring success no closer (ALFWorld, as GraphGPO measured it: 65 %% of the steps of successes, 22 %% of failures).",
-				MetricWords(o.Metric), base, strings.Join(o.Levels.Axes, " and "))),
-			c.levelsTable(rows))
-		if plots.Levels != "" {
-			d = append(d, figure{"paired difference along the difficulty axes", filepath.ToSlash(filepath.Join(PlotDir, plots.Levels))})
-		}
+// levelsSection is the paired differences along the difficulty axes, when environments are
+// placed on them and runs are paired.
+func (c *Comparison) levelsSection(plots PlotFiles) doc {
+	rows := c.Levels
+	if len(rows) == 0 || c.NoPairs != "" {
+		return nil
 	}
-	d = append(d, c.pairedSection(plots)...)
+	o := c.Options
+	d := doc{heading{2, "Along the difficulty axes (paired)"},
+		para(fmt.Sprintf("Each method's final %s minus %s's on the same seed and warm start, by %s: mean over the seed pairs with its 95 %% t interval, and the pairs it was ahead of, tied with and behind the baseline. The warm start is the metric before training (iteration 0). The credit diagnostics are each run's mean over its iterations, averaged over the environment's runs (every method): the decision share is the share of steps leaving a state whose actions lead to different values (where step-level credit can differ from trajectory credit at all); wasted steps bring success no closer (ALFWorld, as GraphGPO measured it: 65 %% of the steps of successes, 22 %% of failures).",
+			MetricWords(o.Metric), o.Baseline, strings.Join(o.Levels.Axes, " and "))),
+		c.levelsTable(rows)}
+	if plots.Levels != "" {
+		d = append(d, plotFigure("paired difference along the difficulty axes", plots.Levels))
+	}
+	return d
+}
 
-	d = append(d, heading{2, "Results per environment (unpaired)"},
+// perEnvSection is each environment's table of unpaired statistics and its learning curves.
+func (c *Comparison) perEnvSection(plots PlotFiles) doc {
+	o := c.Options
+	base := o.Baseline
+	d := doc{heading{2, "Results per environment (unpaired)"},
 		para(fmt.Sprintf("Unpaired statistics, treating every run as an independent sample. Final %s per run; IQM with its %g %% bootstrap interval; P(> %s) is the probability that a run of the method beats a run of the baseline; Welch's p tests equal means against %s.",
-			o.Metric, 100*o.Bootstrap.Confidence, base, base)))
+			o.Metric, 100*o.Bootstrap.Confidence, base, base))}
 	head := []string{"method", "n", "seeds", "budget (env steps)", "mean", "std", "IQM [95 % CI]", "P(> " + base + ") [95 % CI]", "Welch p"}
 	for _, env := range c.Envs {
 		t := table{head: head}
@@ -366,47 +416,59 @@ func (c *Comparison) document(plots PlotFiles) doc {
 		}
 		d = append(d, heading{3, env}, t)
 		if f, ok := plots.Curves[env]; ok {
-			d = append(d, figure{"learning curves in " + env, filepath.ToSlash(filepath.Join(PlotDir, f))})
+			d = append(d, plotFigure("learning curves in "+env, f))
 		}
 	}
+	return d
+}
 
+// aggregateSection is the table over environments of normalised scores, and its figures.
+func (c *Comparison) aggregateSection(plots PlotFiles) doc {
 	var ranges []string
 	for _, env := range c.Envs {
 		r := c.rangeOf(env)
 		ranges = append(ranges, fmt.Sprintf("%s [%g, %g]", env, r.Lo, r.Hi))
 	}
-	t := table{head: []string{"method", "envs", "runs", "IQM (normalised) [95 % CI]", "mean (normalised) [95 % CI]", "median [95 % CI]", "optimality gap [95 % CI]", "P(> " + base + ") [95 % CI]"}}
+	t := table{head: []string{"method", "envs", "runs", "IQM (normalised) [95 % CI]", "mean (normalised) [95 % CI]", "median [95 % CI]", "optimality gap [95 % CI]", "P(> " + c.Options.Baseline + ") [95 % CI]"}}
 	for _, a := range c.Aggregate {
 		t.rows = append(t.rows, []string{a.Method, strconv.Itoa(a.Envs), strconv.Itoa(a.N), fmtEst(a.IQM), fmtEst(a.Mean), fmtEst(a.Median), fmtEst(a.OptimalityGap), fmtEst(a.Improvement)})
 	}
-	d = append(d, heading{2, "Aggregate over environments (unpaired)"},
-		para("Scores are min–max normalised per environment ("+strings.Join(ranges, "; ")+"), then pooled over environments for IQM, mean, optimality gap and the profile; the median is rliable's, the median over environments of each environment's mean; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
-		t)
+	d := doc{heading{2, "Aggregate over environments (unpaired)"},
+		para("Scores are min–max normalised per environment (" + strings.Join(ranges, "; ") + "), then pooled over environments for IQM, mean, optimality gap and the profile; the median is rliable's, the median over environments of each environment's mean; P(> baseline) is averaged over the environments both methods ran on. The intervals resample runs within each environment."),
+		t}
 	if plots.Final != "" {
-		d = append(d, figure{"final scores", filepath.ToSlash(filepath.Join(PlotDir, plots.Final))})
+		d = append(d, plotFigure("final scores", plots.Final))
 	}
 	if plots.Improvement != "" {
-		d = append(d, figure{"probability of improvement", filepath.ToSlash(filepath.Join(PlotDir, plots.Improvement))})
+		d = append(d, plotFigure("probability of improvement", plots.Improvement))
 	}
 	if plots.Profile != "" {
-		d = append(d, figure{"performance profile", filepath.ToSlash(filepath.Join(PlotDir, plots.Profile))})
+		d = append(d, plotFigure("performance profile", plots.Profile))
 	}
-	if len(c.Methods) > 1 {
-		var words bullet
-		for i := range c.Rankings {
-			// Over all environments first, then each environment.
-			r := c.Rankings[(i+len(c.Rankings)-1)%len(c.Rankings)]
-			words = append(words, r.Words())
-		}
-		d = append(d, heading{2, "Ranking (unpaired)"},
-			para(fmt.Sprintf("Methods ordered by IQM; a pair is separated when the %g %% interval of the probability that the higher-ranked method's run beats the other's lies wholly above ½ (every pair's numbers: %s).",
-				100*o.Bootstrap.Confidence, PairsCSV)),
-			words)
-	}
-	d = append(d, c.gainSection()...)
-	d = append(d, c.whySection()...)
+	return d
+}
 
-	d = append(d, heading{2, "Definitions"}, bullet{
+// rankingSection orders the methods by IQM, over all environments and in each, when there is
+// more than one method.
+func (c *Comparison) rankingSection() doc {
+	if len(c.Methods) <= 1 {
+		return nil
+	}
+	var words bullet
+	for i := range c.Rankings {
+		// Over all environments first, then each environment.
+		r := c.Rankings[(i+len(c.Rankings)-1)%len(c.Rankings)]
+		words = append(words, r.Words())
+	}
+	return doc{heading{2, "Ranking (unpaired)"},
+		para(fmt.Sprintf("Methods ordered by IQM; a pair is separated when the %g %% interval of the probability that the higher-ranked method's run beats the other's lies wholly above ½ (every pair's numbers: %s).",
+			100*c.Options.Bootstrap.Confidence, PairsCSV)),
+		words}
+}
+
+// definitionsSection defines every statistic of the report.
+func definitionsSection() doc {
+	return doc{heading{2, "Definitions"}, bullet{
 		"IQM: interquartile mean, scipy.stats.trim_mean(x, 0.25): sort the n scores, drop ⌊n/4⌋ at each end, average the rest (n < 4: the mean).",
 		"Confidence intervals: percentile bootstrap; each resample draws, independently per method and per environment, as many runs as there are, with replacement.",
 		"P(X > Y): share of (run of X, run of Y) pairs where X scores higher, ties ½, per environment; averaged over environments.",
@@ -421,10 +483,14 @@ func (c *Comparison) document(plots PlotFiles) doc {
 		"Learning curves: each run's evaluations interpolated linearly in env steps onto a grid from the latest first evaluation to the earliest last evaluation of the environment's runs; IQM across runs per grid point; bands resample whole runs.",
 		"Performance profile: fraction of runs whose normalised final score exceeds τ.",
 		"Optimality gap (rliable): 1 − mean(min(x, 1)) over the normalised scores, how far the runs fall short of the top of the range on average; lower is better. Median (aggregate, rliable): the median over environments of the environment's mean normalised score; per environment (per_env.csv) the median of the runs' scores.",
-	})
+	}}
+}
 
-	d = append(d, heading{2, "Configurations"},
-		para(fmt.Sprintf("%d distinct configuration(s), with the per-run keys name, seed, out_dir and label left out. Config A is given in full; the table gives every config's values of the keys that differ between them, so together they state each config exactly.", len(c.Configs))))
+// configsSection states every distinct run configuration: the first in full, the others by the
+// keys whose values differ.
+func (c *Comparison) configsSection() doc {
+	d := doc{heading{2, "Configurations"},
+		para(fmt.Sprintf("%d distinct configuration(s), with the per-run keys name, seed, out_dir and label left out. Config A is given in full; the table gives every config's values of the keys that differ between them, so together they state each config exactly.", len(c.Configs)))}
 	ct := table{head: []string{"config", "envs", "methods", "runs"}}
 	for _, r := range c.ConfigDiff {
 		ct.head = append(ct.head, r.Key)
@@ -448,11 +514,14 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	if len(c.Configs) > 0 {
 		d = append(d, heading{3, "Config A"}, code{"yaml", c.Configs[0].YAML})
 	}
-
-	rt := c.RunsTable()
-	d = append(d, heading{2, "Runs"}, table{head: rt[0], rows: rt[1:]},
-		para("CSV files: "+strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV, PairsCSV, PairedCSV, VarianceCSV, GainCSV}, ", ")+"."))
 	return d
+}
+
+// runsSection is the table of every run and the list of CSV files.
+func (c *Comparison) runsSection() doc {
+	rt := c.RunsTable()
+	return doc{heading{2, "Runs"}, table{head: rt[0], rows: rt[1:]},
+		para("CSV files: " + strings.Join([]string{PerEnvCSV, AggregateCSV, RunsCSV, CurvesCSV, ProfilesCSV, PairsCSV, PairedCSV, VarianceCSV, GainCSV}, ", ") + ".")}
 }
 
 func rangeText(lo, hi int) string {

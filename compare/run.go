@@ -304,11 +304,12 @@ type lastSeen struct {
 // context: often enough to stop at once, rarely enough to cost nothing.
 const interruptCheckLines = 1024
 
+// loadMetrics reads metrics.jsonl into r.Evals and r.EstimatorMeans and returns the progress
+// its last lines record.
 func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
-	var last lastSeen
 	f, err := limits.Metrics.Open(path)
 	if err != nil {
-		return last, fileError(path, err)
+		return lastSeen{}, fileError(path, err)
 	}
 	defer f.Close()
 	// A read that waits (a pipe, a stalled network file system) is ended by closing the file
@@ -321,115 +322,161 @@ func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	lineNo := 0
-	est := map[string][]float64{}
-	since := map[string][]float64{} // trainMetrics of the train lines since the last eval line
+	ml := metricsLog{run: r, est: map[string][]float64{}, since: map[string][]float64{}}
 	for sc.Scan() {
 		lineNo++
 		if lineNo%interruptCheckLines == 0 && ctx.Err() != nil {
-			return last, interrupted("reading " + path)
+			return ml.last, interrupted("reading " + path)
 		}
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		fail := func(format string, args ...any) (lastSeen, error) {
+		if err := ml.add(line); err != nil {
 			if errors.Is(rd.err, limits.ErrTooLarge) {
-				return last, rd.err
+				return ml.last, rd.err
 			}
-			return last, &LoadError{File: path, Line: lineNo, Err: fmt.Errorf(format, args...)}
+			return ml.last, &LoadError{File: path, Line: lineNo, Err: err}
 		}
-		var m map[string]any
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			return fail("invalid JSON: %v", err)
-		}
-		if dec.More() {
-			return fail("invalid JSON: more than one value on the line")
-		}
-		if m == nil {
-			return fail("expected a JSON object, got null")
-		}
-		typ, ok := m["type"].(string)
-		if !ok {
-			return fail(`missing or non-string "type" (want "train" or "eval")`)
-		}
-		if typ != "train" && typ != "eval" {
-			continue // other line types (future additions) carry nothing a comparison reads
-		}
-		values := map[string]float64{}
-		for k, v := range m {
-			num, isNum := v.(json.Number)
-			if !isNum {
-				continue
-			}
-			x, err := num.Float64()
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-				return fail("key %q: %s is not a finite number", k, num)
-			}
-			values[k] = x
-		}
-		iter, err := intKey(values, "iter")
-		if err != nil {
-			return fail("%v", err)
-		}
-		steps, err := intKey(values, "env_steps")
-		if err != nil {
-			return fail("%v", err)
-		}
-		if steps < last.envSteps {
-			return fail("env_steps %d decreases (the previous line had %d)", steps, last.envSteps)
-		}
-		if int(iter) < last.iter {
-			return fail("iter %d decreases (the previous line had %d)", iter, last.iter)
-		}
-		last.iter, last.envSteps = int(iter), steps
-		if typ == "train" {
-			if tok, ok := values["tokens"]; ok {
-				last.tokens = int64(tok)
-			}
-			for k, v := range values {
-				if strings.HasPrefix(k, "est/") {
-					est[k] = append(est[k], v)
-				}
-			}
-			for _, k := range trainMetrics() {
-				if v, ok := values[k]; ok {
-					since[k] = append(since[k], v)
-				}
-			}
-			continue
-		}
-		if n := len(r.Evals); n > 0 && r.Evals[n-1].Iter >= int(iter) {
-			return fail("eval at iter %d repeats or precedes the eval at iter %d", iter, r.Evals[n-1].Iter)
-		}
-		delete(values, "iter")
-		delete(values, "env_steps")
-		for k, vs := range since {
-			if len(vs) > 0 {
-				values[TrainPrefix+k] = Mean(vs)
-			}
-			since[k] = vs[:0]
-		}
-		r.Evals = append(r.Evals, Eval{Iter: int(iter), EnvSteps: steps, Values: values})
 	}
 	if ctx.Err() != nil {
-		return last, interrupted("reading " + path)
+		return ml.last, interrupted("reading " + path)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, limits.ErrTooLarge) {
-			return last, err // it names the file and the limit
+			return ml.last, err // it names the file and the limit
 		}
-		return last, &LoadError{File: path, Line: lineNo + 1, Err: err}
+		return ml.last, &LoadError{File: path, Line: lineNo + 1, Err: err}
 	}
-	r.EstimatorMeans = make(map[string]float64, len(est))
-	for k, vs := range est {
+	r.EstimatorMeans = make(map[string]float64, len(ml.est))
+	for k, vs := range ml.est {
 		r.EstimatorMeans[k] = Mean(vs)
 	}
 	if len(r.Evals) == 0 {
-		return last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}
+		return ml.last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}
 	}
-	return last, nil
+	return ml.last, nil
+}
+
+// metricsLog reads the lines of metrics.jsonl into a Run, one at a time.
+type metricsLog struct {
+	run  *Run
+	last lastSeen
+	// est holds the est/ diagnostics of every train line.
+	est map[string][]float64
+	// since holds the trainMetrics of the train lines since the last eval line.
+	since map[string][]float64
+}
+
+// add reads one non-blank line; its error is the line's problem.
+func (m *metricsLog) add(line []byte) error {
+	typ, values, err := metricsLine(line)
+	if err != nil {
+		return err
+	}
+	if typ != "train" && typ != "eval" {
+		return nil // other line types (future additions) carry nothing a comparison reads
+	}
+	iter, steps, err := m.advance(values)
+	if err != nil {
+		return err
+	}
+	if typ == "train" {
+		m.addTrain(values)
+		return nil
+	}
+	return m.addEval(iter, steps, values)
+}
+
+// metricsLine decodes a line: its type and, for the train and eval lines a comparison reads,
+// every numeric value (nil for other types).
+func metricsLine(line []byte) (string, map[string]float64, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return "", nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if dec.More() {
+		return "", nil, errors.New("invalid JSON: more than one value on the line")
+	}
+	if m == nil {
+		return "", nil, errors.New("expected a JSON object, got null")
+	}
+	typ, ok := m["type"].(string)
+	if !ok {
+		return "", nil, errors.New(`missing or non-string "type" (want "train" or "eval")`)
+	}
+	if typ != "train" && typ != "eval" {
+		return typ, nil, nil
+	}
+	values := map[string]float64{}
+	for k, v := range m {
+		num, isNum := v.(json.Number)
+		if !isNum {
+			continue
+		}
+		x, err := num.Float64()
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", nil, fmt.Errorf("key %q: %s is not a finite number", k, num)
+		}
+		values[k] = x
+	}
+	return typ, values, nil
+}
+
+// advance reads a line's iter and env_steps, which never decrease, into m.last.
+func (m *metricsLog) advance(values map[string]float64) (iter, steps int64, err error) {
+	if iter, err = intKey(values, "iter"); err != nil {
+		return 0, 0, err
+	}
+	if steps, err = intKey(values, "env_steps"); err != nil {
+		return 0, 0, err
+	}
+	if steps < m.last.envSteps {
+		return 0, 0, fmt.Errorf("env_steps %d decreases (the previous line had %d)", steps, m.last.envSteps)
+	}
+	if int(iter) < m.last.iter {
+		return 0, 0, fmt.Errorf("iter %d decreases (the previous line had %d)", iter, m.last.iter)
+	}
+	m.last.iter, m.last.envSteps = int(iter), steps
+	return iter, steps, nil
+}
+
+// addTrain keeps a train line's tokens, diagnostics and trainMetrics.
+func (m *metricsLog) addTrain(values map[string]float64) {
+	if tok, ok := values["tokens"]; ok {
+		m.last.tokens = int64(tok)
+	}
+	for k, v := range values {
+		if strings.HasPrefix(k, "est/") {
+			m.est[k] = append(m.est[k], v)
+		}
+	}
+	for _, k := range trainMetrics() {
+		if v, ok := values[k]; ok {
+			m.since[k] = append(m.since[k], v)
+		}
+	}
+}
+
+// addEval appends an eval line to the run's evaluations, with the means of the train lines
+// since the previous one as train/ metrics.
+func (m *metricsLog) addEval(iter, steps int64, values map[string]float64) error {
+	r := m.run
+	if n := len(r.Evals); n > 0 && r.Evals[n-1].Iter >= int(iter) {
+		return fmt.Errorf("eval at iter %d repeats or precedes the eval at iter %d", iter, r.Evals[n-1].Iter)
+	}
+	delete(values, "iter")
+	delete(values, "env_steps")
+	for k, vs := range m.since {
+		if len(vs) > 0 {
+			values[TrainPrefix+k] = Mean(vs)
+		}
+		m.since[k] = vs[:0]
+	}
+	r.Evals = append(r.Evals, Eval{Iter: int(iter), EnvSteps: steps, Values: values})
+	return nil
 }
 
 // errReader is a reader that keeps the first error its reader gave.

@@ -579,8 +579,20 @@ func applyOverride(root *yaml.Node, o string) error {
 // Validate checks every value's range; errors name the key, the value and what is allowed. It
 // looks at the config only: the env options are checked without building an environment
 // (envs.CheckOptions), so a remote env's server is not contacted; what only the environment can
-// tell (its vocabulary, its step cap, a reachable server) is checked when the run starts (New).
+// tell (its vocabulary, its step cap, a reachable server) is checked when the run starts
+// (trainer.New). The first problem found is returned.
 func (c *Config) Validate() error {
+	for _, check := range []func() error{c.validateRun, c.validateEnv, c.validateTasks, c.validateRollout,
+		c.validatePolicy, c.validateUpdate, c.validateEstimator, c.validateSchedule, c.validateFaults} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateRun checks the run's own keys: name, env_steps, out_dir, iterations and backend.
+func (c *Config) validateRun() error {
 	if c.Name == "" {
 		return errors.New("name: a run name is required (it names the directory <out_dir>/<name>)")
 	}
@@ -601,12 +613,19 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("backend: %v", err)
 		}
 	}
+	return nil
+}
+
+// validateEnv checks that the env is registered and takes the options given, without building it.
+func (c *Config) validateEnv() error {
 	if _, err := envs.Lookup(c.Env.Name); err != nil {
 		return fmt.Errorf("env.name: %v", err)
 	}
-	if err := envs.CheckOptions(c.Env.Name, c.Env.Options); err != nil {
-		return err
-	}
+	return envs.CheckOptions(c.Env.Name, c.Env.Options)
+}
+
+// validateTasks checks the tasks section: the panels' sizes and an iteration's tasks and group.
+func (c *Config) validateTasks() error {
 	t := c.Tasks
 	switch {
 	case !t.Train.Open && (t.Train.Size < 1 || t.Train.Size > 100_000):
@@ -624,12 +643,23 @@ func (c *Config) Validate() error {
 	case t.PanelSeed < 0 || t.PanelSeed > 1_000_000_000:
 		return fmt.Errorf("tasks.panel_seed: %d is out of range (allowed 0..1000000000)", t.PanelSeed)
 	}
+	return nil
+}
+
+// validateRollout checks the rollout section: the token layout (rollout.Config) and the sampler.
+func (c *Config) validateRollout() error {
 	if err := c.RolloutConfig().Validate(); err != nil {
 		return err
 	}
 	if c.Rollout.Sampler != "host" && c.Rollout.Sampler != "graph" {
 		return fmt.Errorf("rollout.sampler: %q is not allowed (allowed: host, graph)", c.Rollout.Sampler)
 	}
+	return nil
+}
+
+// validatePolicy checks the policy section and the sft section, which both say where the
+// initial weights come from.
+func (c *Config) validatePolicy() error {
 	pc := c.Policy.Config
 	pc.Vocab = 2 // checked once the env's vocabulary is known
 	if err := pc.Validate(); err != nil {
@@ -648,6 +678,11 @@ func (c *Config) Validate() error {
 	if c.SFT.Enabled() && c.Policy.Init != "" {
 		return fmt.Errorf("policy.init: %q and an sft section both give the initial weights (allowed: one of them; leave sft.demos at 0 to start from policy.init)", c.Policy.Init)
 	}
+	return nil
+}
+
+// validateUpdate checks the optim and update sections.
+func (c *Config) validateUpdate() error {
 	if err := c.Optim.Validate(); err != nil {
 		return err
 	}
@@ -664,13 +699,24 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("update.objective: %q is the objective of the sft warm start, not of RL (allowed: %s, %s)",
 			c.Update.Loss.Objective, spec.ObjectiveToken, spec.ObjectiveStep)
 	}
+	return nil
+}
+
+// validateEstimator checks the estimator and its options (advantage.Check, nothing built), and
+// that a group-relative estimator gets groups to compare.
+func (c *Config) validateEstimator() error {
 	if err := advantage.Check(c.Estimator.Name, c.Estimator.Options); err != nil {
 		return err
 	}
-	if t.GroupSize == 1 && slices.Contains(advantage.GroupRelative(), c.Estimator.Name) {
+	if c.Tasks.GroupSize == 1 && slices.Contains(advantage.GroupRelative(), c.Estimator.Name) {
 		return fmt.Errorf("tasks.group_size: 1 gives %s no signal: its advantages compare a task's rollouts with each other (allowed with %s: 2..1024; graft accepts 1)",
 			c.Estimator.Name, strings.Join(advantage.GroupRelative(), ", "))
 	}
+	return nil
+}
+
+// validateSchedule checks when the run evaluates, checkpoints and resumes.
+func (c *Config) validateSchedule() error {
 	if c.Eval.Every < 0 {
 		return fmt.Errorf("eval.every: %d is out of range (allowed ≥ 0)", c.Eval.Every)
 	}
@@ -683,13 +729,19 @@ func (c *Config) Validate() error {
 	if c.Resume != "" && c.Resume != "auto" {
 		return fmt.Errorf("resume: %q is not allowed (allowed: auto, or leave it out)", c.Resume)
 	}
-	if f := c.Faults; !(f.StepTimeout >= 0 && f.StepTimeout <= 86400) {
+	return nil
+}
+
+// validateFaults checks the faults section and save_batches.
+func (c *Config) validateFaults() error {
+	f := c.Faults
+	if !(f.StepTimeout >= 0 && f.StepTimeout <= 86400) {
 		return fmt.Errorf("faults.step_timeout: %g is out of range (allowed 0 = no limit, or seconds up to 86400)", f.StepTimeout)
 	}
-	if f := c.Faults; !(f.MaxErrorShare >= 0 && f.MaxErrorShare <= 1) {
+	if !(f.MaxErrorShare >= 0 && f.MaxErrorShare <= 1) {
 		return fmt.Errorf("faults.max_error_share: %g is out of range (allowed [0, 1])", f.MaxErrorShare)
 	}
-	if f := c.Faults; f.MaxSkippedUpdates < 1 || f.MaxSkippedUpdates > 1_000_000 {
+	if f.MaxSkippedUpdates < 1 || f.MaxSkippedUpdates > 1_000_000 {
 		return fmt.Errorf("faults.max_skipped_updates: %d is out of range (allowed 1..1000000)", f.MaxSkippedUpdates)
 	}
 	if c.SaveBatches < 0 {

@@ -36,7 +36,7 @@ func TestConfigErrors(t *testing.T) {
 		{"env option", minimalYAML + "env: {name: maze, size: 12}\n", nil, []string{"env maze", `"size"`, "12", "5..11"}},
 		{"env unknown option", minimalYAML + "env: {name: maze, szie: 5}\n", nil, []string{`unknown option "szie"`, "size"}},
 		{"unknown estimator", minimalYAML + "estimator: {name: ppo}\n", nil, []string{"estimator.name", `"ppo"`, "grpo"}},
-		{"estimator option", minimalYAML + "estimator: {name: grpo, epsilon: 1}\n", nil, []string{"estimator grpo", `"epsilon"`, "eps"}},
+		{"estimator option", minimalYAML + "estimator: {name: grpo, epsilon: 1}\n", nil, []string{`"estimator.epsilon"`, "allowed under estimator", "eps"}},
 		{"bad backend", minimalYAML + "backend: tpu\n", nil, []string{"backend", `"tpu"`, "xla:cpu"}},
 		{"missing name", "seed: 1\n", nil, []string{"name: a run name is required"}},
 		{"not yaml", "name: [unclosed\n", nil, []string{"config x.yaml"}},

@@ -22,21 +22,12 @@ const (
 	evalOffset  = 500_000
 )
 
-// ParseSplit checks a split name from a config or a flag.
-func ParseSplit(s string) (Split, error) {
-	switch Split(s) {
-	case Train, Eval:
-		return Split(s), nil
-	}
-	return "", fmt.Errorf("envs: unknown split %q (allowed: %s, %s)", s, Train, Eval)
-}
-
 // TaskSeeds returns the n task seeds of a panel, fixed by panelSeed so that every method of a
 // comparison sees the same tasks. Train seeds are panelSeed*1_000_000 + i and eval seeds
 // panelSeed*1_000_000 + 500_000 + i for i in [0, n); the two panels of one panel seed are therefore
 // disjoint as long as n <= 500_000, and panels of different panel seeds are disjoint under the same
 // bound. The caller validates n; n <= 0 gives an empty panel. An unknown split is a programming
-// error (configs go through ParseSplit) and panics.
+// error (the splits are Train and Eval) and panics.
 func TaskSeeds(split Split, n int, panelSeed int64) []int64 {
 	base := panelSeed * panelStride
 	switch split {
@@ -77,22 +68,4 @@ func freshSeeds(rng *rand.Rand, n int, base int64) []int64 {
 		seeds[i] = base + rng.Int64N(freshSize)
 	}
 	return seeds
-}
-
-// SeedSpace names the seed space a task seed belongs to: "train", "eval", "open", "demo", or
-// "" for a seed outside them all (e.g. negative).
-func SeedSpace(seed int64) string {
-	switch {
-	case seed < 0:
-		return ""
-	case seed >= demoBase && seed < demoBase+freshSize:
-		return "demo"
-	case seed >= openBase && seed < openBase+freshSize:
-		return "open"
-	case seed < openBase && seed%panelStride >= evalOffset:
-		return string(Eval)
-	case seed < openBase:
-		return string(Train)
-	}
-	return ""
 }

@@ -1,9 +1,9 @@
 package graft
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
@@ -90,29 +90,29 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports the first option whose value is out of range.
+// Validate reports the first option whose value is out of range (an *advantage.OptionError).
 func (o Options) Validate() error {
 	switch {
 	case !(o.Gamma > 0 && o.Gamma < 1):
-		return fmt.Errorf("graft: option gamma = %g: must be in (0, 1)", o.Gamma)
+		return advantage.OutOfRange("gamma", o.Gamma, "(0, 1)")
 	case !(o.Lambda >= 0 && o.Lambda <= 1):
-		return fmt.Errorf("graft: option lambda = %g: must be in [0, 1]", o.Lambda)
+		return advantage.OutOfRange("lambda", o.Lambda, "[0, 1]")
 	case o.Mode != ModePath && o.Mode != ModeTD && o.Mode != ModePaper:
-		return fmt.Errorf("graft: option mode = %q: must be \"path\", \"td\" or \"paper\"", o.Mode)
+		return advantage.NotAllowed("mode", o.Mode, "path, td, paper")
 	case o.PolicyWeighting != WeightCount && o.PolicyWeighting != WeightUniform:
-		return fmt.Errorf("graft: option policy_weighting = %q: must be \"count\" or \"uniform\"", o.PolicyWeighting)
+		return advantage.NotAllowed("policy_weighting", o.PolicyWeighting, "count, uniform")
 	case o.Truncation != TruncSinkZero && o.Truncation != TruncBootstrap:
-		return fmt.Errorf("graft: option truncation = %q: must be \"sink_zero\" or \"bootstrap\"", o.Truncation)
+		return advantage.NotAllowed("truncation", o.Truncation, "sink_zero, bootstrap")
 	case !(o.Eps > 0) || math.IsInf(o.Eps, 0):
-		return fmt.Errorf("graft: option eps = %g: must be a finite number > 0", o.Eps)
+		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
 	case !(o.Tol > 0) || math.IsInf(o.Tol, 0):
-		return fmt.Errorf("graft: option tol = %g: must be a finite number > 0", o.Tol)
+		return advantage.OutOfRange("tol", o.Tol, "finite numbers > 0")
 	case math.IsNaN(o.EpisodeWeight) || math.IsInf(o.EpisodeWeight, 0):
-		return fmt.Errorf("graft: option episode_weight = %g: must be a finite number", o.EpisodeWeight)
+		return advantage.OutOfRange("episode_weight", o.EpisodeWeight, "finite numbers")
 	case !o.EpisodeNorm.Valid():
-		return fmt.Errorf("graft: option episode_norm = %q: must be \"mean_std_norm\" or \"mean_norm\"", o.EpisodeNorm)
+		return advantage.NotAllowed("episode_norm", o.EpisodeNorm, "mean_std_norm, mean_norm")
 	case !o.Score.Valid():
-		return fmt.Errorf("graft: option score = %q: must be \"return\" or \"outcome\"", o.Score)
+		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
 	return nil
 }

@@ -396,17 +396,17 @@ func TestOptionsValidate(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.Gamma = 1 }, "graft: option gamma = 1: must be in (0, 1)"},
-		{func(o *Options) { o.Gamma = 0 }, "gamma = 0"},
-		{func(o *Options) { o.Lambda = -0.1 }, "option lambda = -0.1: must be in [0, 1]"},
-		{func(o *Options) { o.Mode = "gae" }, `option mode = "gae": must be "path", "td" or "paper"`},
-		{func(o *Options) { o.PolicyWeighting = "softmax" }, `policy_weighting = "softmax"`},
-		{func(o *Options) { o.Truncation = "drop" }, `truncation = "drop"`},
-		{func(o *Options) { o.Eps = 0 }, "eps = 0"},
-		{func(o *Options) { o.Tol = math.NaN() }, "tol = NaN"},
-		{func(o *Options) { o.EpisodeWeight = math.Inf(-1) }, "episode_weight = -Inf"},
-		{func(o *Options) { o.EpisodeNorm = "x" }, `episode_norm = "x"`},
-		{func(o *Options) { o.Score = "x" }, `score = "x"`},
+		{func(o *Options) { o.Gamma = 1 }, `key "gamma": value 1 is out of range (allowed (0, 1))`},
+		{func(o *Options) { o.Gamma = 0 }, `key "gamma": value 0 `},
+		{func(o *Options) { o.Lambda = -0.1 }, `key "lambda": value -0.1 is out of range (allowed [0, 1])`},
+		{func(o *Options) { o.Mode = "gae" }, `key "mode": value "gae" is not allowed (allowed path, td, paper)`},
+		{func(o *Options) { o.PolicyWeighting = "softmax" }, `key "policy_weighting": value "softmax" `},
+		{func(o *Options) { o.Truncation = "drop" }, `key "truncation": value "drop" `},
+		{func(o *Options) { o.Eps = 0 }, `key "eps": value 0 `},
+		{func(o *Options) { o.Tol = math.NaN() }, `key "tol": value NaN `},
+		{func(o *Options) { o.EpisodeWeight = math.Inf(-1) }, `key "episode_weight": value -Inf `},
+		{func(o *Options) { o.EpisodeNorm = "x" }, `key "episode_norm": value "x" `},
+		{func(o *Options) { o.Score = "x" }, `key "score": value "x" `},
 	}
 	for _, c := range bad {
 		o := DefaultOptions()
@@ -419,12 +419,12 @@ func TestOptionsValidate(t *testing.T) {
 		mod  func(*GraphGPOOptions)
 		want string
 	}{
-		{func(o *GraphGPOOptions) { o.GammaG = 0 }, "graphgpo: option gamma_g = 0: must be in (0, 1]"},
-		{func(o *GraphGPOOptions) { o.Norm = "z" }, `norm = "z"`},
-		{func(o *GraphGPOOptions) { o.Eps = -1 }, "eps = -1"},
-		{func(o *GraphGPOOptions) { o.EpisodeWeight = math.NaN() }, "episode_weight = NaN"},
-		{func(o *GraphGPOOptions) { o.StepWeight = math.Inf(1) }, "step_weight = +Inf"},
-		{func(o *GraphGPOOptions) { o.Score = "" }, `score = ""`},
+		{func(o *GraphGPOOptions) { o.GammaG = 0 }, `key "gamma_g": value 0 is out of range (allowed (0, 1])`},
+		{func(o *GraphGPOOptions) { o.Norm = "z" }, `key "norm": value "z" `},
+		{func(o *GraphGPOOptions) { o.Eps = -1 }, `key "eps": value -1 `},
+		{func(o *GraphGPOOptions) { o.EpisodeWeight = math.NaN() }, `key "episode_weight": value NaN `},
+		{func(o *GraphGPOOptions) { o.StepWeight = math.Inf(1) }, `key "step_weight": value +Inf `},
+		{func(o *GraphGPOOptions) { o.Score = "" }, `key "score": value "" `},
 	}
 	for _, c := range badG {
 		o := DefaultGraphGPOOptions()

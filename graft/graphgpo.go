@@ -1,9 +1,9 @@
 package graft
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/grpo"
 	"github.com/graftrl/graftrl/rollout"
 )
@@ -38,21 +38,21 @@ func DefaultGraphGPOOptions() GraphGPOOptions {
 		StepWeight: 1, Score: grpo.ScoreReturn}
 }
 
-// Validate reports the first option whose value is out of range.
+// Validate reports the first option whose value is out of range (an *advantage.OptionError).
 func (o GraphGPOOptions) Validate() error {
 	switch {
 	case !(o.GammaG > 0 && o.GammaG <= 1):
-		return fmt.Errorf("graphgpo: option gamma_g = %g: must be in (0, 1]", o.GammaG)
+		return advantage.OutOfRange("gamma_g", o.GammaG, "(0, 1]")
 	case !o.Norm.Valid():
-		return fmt.Errorf("graphgpo: option norm = %q: must be \"mean_std_norm\" or \"mean_norm\"", o.Norm)
+		return advantage.NotAllowed("norm", o.Norm, "mean_std_norm, mean_norm")
 	case !(o.Eps > 0) || math.IsInf(o.Eps, 0):
-		return fmt.Errorf("graphgpo: option eps = %g: must be a finite number > 0", o.Eps)
+		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
 	case math.IsNaN(o.EpisodeWeight) || math.IsInf(o.EpisodeWeight, 0):
-		return fmt.Errorf("graphgpo: option episode_weight = %g: must be a finite number", o.EpisodeWeight)
+		return advantage.OutOfRange("episode_weight", o.EpisodeWeight, "finite numbers")
 	case math.IsNaN(o.StepWeight) || math.IsInf(o.StepWeight, 0):
-		return fmt.Errorf("graphgpo: option step_weight = %g: must be a finite number", o.StepWeight)
+		return advantage.OutOfRange("step_weight", o.StepWeight, "finite numbers")
 	case !o.Score.Valid():
-		return fmt.Errorf("graphgpo: option score = %q: must be \"return\" or \"outcome\"", o.Score)
+		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
 	return nil
 }

@@ -1,8 +1,7 @@
 package grpo
 
 import (
-	"fmt"
-
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -27,20 +26,21 @@ func DefaultGiGPOOptions() GiGPOOptions {
 	return GiGPOOptions{Gamma: 0.95, Omega: 1, Norm: MeanStdNorm, Eps: 1e-6, Score: ScoreReturn}
 }
 
-// Validate reports the first option whose value is out of range.
+// Validate reports the first option whose value is out of range (an *advantage.OptionError).
 func (o GiGPOOptions) Validate() error {
 	switch {
 	case !(o.Gamma >= 0 && o.Gamma <= 1):
-		return fmt.Errorf("gigpo: option gamma = %g: must be in [0, 1]", o.Gamma)
+		return advantage.OutOfRange("gamma", o.Gamma, "[0, 1]")
 	case !finite(o.Omega):
-		return fmt.Errorf("gigpo: option omega = %g: must be a finite number", o.Omega)
+		return advantage.OutOfRange("omega", o.Omega, "finite numbers")
 	case !(o.Eps > 0) || !finite(o.Eps):
-		return fmt.Errorf("gigpo: option eps = %g: must be a finite number > 0", o.Eps)
+		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
+	case !o.Norm.Valid():
+		return advantage.NotAllowed("norm", o.Norm, "mean_std_norm, mean_norm")
+	case !o.Score.Valid():
+		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
-	if err := checkEnum("gigpo", "norm", string(o.Norm), o.Norm.Valid(), `"mean_std_norm" or "mean_norm"`); err != nil {
-		return err
-	}
-	return checkEnum("gigpo", "score", string(o.Score), o.Score.Valid(), `"return" or "outcome"`)
+	return nil
 }
 
 // GiGPO adds to GRPO's episode advantage a step advantage computed within anchor-state groups:

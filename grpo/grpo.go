@@ -6,8 +6,7 @@
 package grpo
 
 import (
-	"fmt"
-
+	"github.com/graftrl/graftrl/advantage"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -27,17 +26,17 @@ type Options struct {
 // DefaultOptions returns the ALGORITHMS.md defaults: eps 1e-6, score return, std sample.
 func DefaultOptions() Options { return Options{Eps: 1e-6, Score: ScoreReturn, Std: StdSample} }
 
-// Validate reports the first option whose value is out of range.
-func (o Options) Validate() error { return o.validate("grpo") }
-
-func (o Options) validate(est string) error {
-	if !(o.Eps > 0) || !finite(o.Eps) {
-		return fmt.Errorf("%s: option eps = %g: must be a finite number > 0", est, o.Eps)
+// Validate reports the first option whose value is out of range (an *advantage.OptionError).
+func (o Options) Validate() error {
+	switch {
+	case !(o.Eps > 0) || !finite(o.Eps):
+		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
+	case !o.Std.Valid():
+		return advantage.NotAllowed("std", o.Std, "sample, population")
+	case !o.Score.Valid():
+		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
-	if err := checkEnum(est, "std", string(o.Std), o.Std.Valid(), `"sample" or "population"`); err != nil {
-		return err
-	}
-	return checkEnum(est, "score", string(o.Score), o.Score.Valid(), `"return" or "outcome"`)
+	return nil
 }
 
 // GRPO is the trajectory-level baseline: every step of trajectory i gets
@@ -66,7 +65,7 @@ func New(opts Options) (*GRPO, error) {
 
 // NewDrGRPO returns Dr.GRPO: GRPO without the division by the group's std (its opts.Eps is unused).
 func NewDrGRPO(opts Options) (*GRPO, error) {
-	if err := opts.validate("drgrpo"); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	return &GRPO{opts: opts, norm: MeanNorm}, nil
@@ -107,28 +106,4 @@ func (g *GRPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnosti
 	d := rollout.Diagnostics{"groups": float64(groups), "groups_all_equal": rollout.Ratio(equal, groups)}
 	rollout.AdvantageStats(adv, d)
 	return adv, d
-}
-
-// DropUniformGroups is GRPO's optional dynamic sampling: it returns a batch without the groups
-// whose valid trajectories' scores are all equal (they give zero advantage and would only dilute a
-// token-mean loss), with Task renumbered densely, and how many groups it dropped. Groups without a
-// valid trajectory are dropped too. The trajectories are copied shallowly (Steps and Rows are
-// shared with b).
-func DropUniformGroups(b *rollout.Batch, score Score) (kept *rollout.Batch, dropped int) {
-	kept = &rollout.Batch{}
-	var scratch []float64
-	for _, group := range b.Groups() {
-		scratch = Zeroed(scratch, len(group))
-		if uniform, _ := EpisodeAdvantages(b, group, score, MeanNorm, StdPopulation, 1, scratch); uniform {
-			dropped++
-			continue
-		}
-		for _, i := range group {
-			t := b.Trajs[i]
-			t.Task = kept.Tasks
-			kept.Trajs = append(kept.Trajs, t)
-		}
-		kept.Tasks++
-	}
-	return kept, dropped
 }

@@ -195,45 +195,29 @@ func TestGRPOAllEqualShare(t *testing.T) {
 	}
 }
 
-func TestDropUniformGroups(t *testing.T) {
-	b := batch(3, ep(0, 1, "s", "g"), ep(0, 1, "s", "g"), ep(1, 0, "s", "g"), ep(2, 0, "s", "x"), ep(1, 1, "s", "g"))
-	kept, dropped := DropUniformGroups(b, ScoreReturn)
-	if dropped != 2 || kept.Tasks != 1 || len(kept.Trajs) != 2 {
-		t.Fatalf("dropped %d, kept %d tasks, %d trajectories; want 2, 1, 2", dropped, kept.Tasks, len(kept.Trajs))
-	}
-	for _, tr := range kept.Trajs {
-		if tr.Task != 0 {
-			t.Errorf("kept trajectory has task %d, want 0", tr.Task)
-		}
-	}
-	if b.Trajs[2].Task != 1 {
-		t.Error("DropUniformGroups modified its input")
-	}
-}
-
 func TestOptionsValidate(t *testing.T) {
 	cases := []struct {
 		name string
 		err  error
 		want string // substrings of the error
 	}{
-		{"eps zero", Options{Eps: 0, Score: ScoreReturn, Std: StdSample}.Validate(), "grpo: option eps = 0"},
-		{"eps NaN", Options{Eps: math.NaN(), Score: ScoreReturn, Std: StdSample}.Validate(), "eps = NaN"},
-		{"score", Options{Eps: 1, Score: "reward", Std: StdSample}.Validate(), `score = "reward": must be "return" or "outcome"`},
-		{"std", Options{Eps: 1, Score: ScoreReturn, Std: "unbiased"}.Validate(), `grpo: option std = "unbiased": must be "sample" or "population"`},
-		{"gigpo gamma", func() error { o := DefaultGiGPOOptions(); o.Gamma = 1.5; return o.Validate() }(), "gigpo: option gamma = 1.5: must be in [0, 1]"},
-		{"gigpo norm", func() error { o := DefaultGiGPOOptions(); o.Norm = "std"; return o.Validate() }(), `gigpo: option norm = "std"`},
-		{"gigpo omega", func() error { o := DefaultGiGPOOptions(); o.Omega = math.Inf(1); return o.Validate() }(), "omega = +Inf"},
-		{"gigpo eps", func() error { o := DefaultGiGPOOptions(); o.Eps = -1; return o.Validate() }(), "eps = -1"},
-		{"gigpo score", func() error { o := DefaultGiGPOOptions(); o.Score = ""; return o.Validate() }(), `score = ""`},
+		{"eps zero", Options{Eps: 0, Score: ScoreReturn, Std: StdSample}.Validate(), `key "eps": value 0 is out of range (allowed finite numbers > 0)`},
+		{"eps NaN", Options{Eps: math.NaN(), Score: ScoreReturn, Std: StdSample}.Validate(), `key "eps": value NaN is out of range`},
+		{"score", Options{Eps: 1, Score: "reward", Std: StdSample}.Validate(), `key "score": value "reward" is not allowed (allowed return, outcome)`},
+		{"std", Options{Eps: 1, Score: ScoreReturn, Std: "unbiased"}.Validate(), `key "std": value "unbiased" is not allowed (allowed sample, population)`},
+		{"gigpo gamma", func() error { o := DefaultGiGPOOptions(); o.Gamma = 1.5; return o.Validate() }(), `key "gamma": value 1.5 is out of range (allowed [0, 1])`},
+		{"gigpo norm", func() error { o := DefaultGiGPOOptions(); o.Norm = "std"; return o.Validate() }(), `key "norm": value "std" is not allowed (allowed mean_std_norm, mean_norm)`},
+		{"gigpo omega", func() error { o := DefaultGiGPOOptions(); o.Omega = math.Inf(1); return o.Validate() }(), `key "omega": value +Inf is out of range (allowed finite numbers)`},
+		{"gigpo eps", func() error { o := DefaultGiGPOOptions(); o.Eps = -1; return o.Validate() }(), `key "eps": value -1 is out of range`},
+		{"gigpo score", func() error { o := DefaultGiGPOOptions(); o.Score = ""; return o.Validate() }(), `key "score": value "" is not allowed`},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, c.err, c.want)
 		}
 	}
-	if _, err := NewDrGRPO(Options{Eps: 0, Score: ScoreReturn}); err == nil || !strings.HasPrefix(err.Error(), "drgrpo:") {
-		t.Errorf("NewDrGRPO error %v, want it to name drgrpo", err)
+	if _, err := NewDrGRPO(Options{Eps: 0, Score: ScoreReturn}); err == nil || !strings.HasPrefix(err.Error(), `key "eps": value 0`) {
+		t.Errorf("NewDrGRPO error %v, want it to name eps", err)
 	}
 	if err := DefaultOptions().Validate(); err != nil {
 		t.Error(err)

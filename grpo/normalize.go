@@ -1,7 +1,6 @@
 package grpo
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/graftrl/graftrl/rollout"
@@ -195,14 +194,6 @@ func EpisodeAdvantages(b *rollout.Batch, group []int, score Score, norm Norm, st
 		}
 	}
 	return false, valid
-}
-
-// checkEnum formats the error of an option whose value is not one of the allowed strings.
-func checkEnum(est, key string, value string, ok bool, allowed string) error {
-	if ok {
-		return nil
-	}
-	return fmt.Errorf("%s: option %s = %q: must be %s", est, key, value, allowed)
 }
 
 // Sign is sign(x): 1, −1 or 0 (0 for NaN too), what SingletonSign gives a lone member (Eq. 11).

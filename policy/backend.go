@@ -87,7 +87,7 @@ func NewBackend(opts BackendOptions) (backends.Backend, error) {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			hint := "install the PJRT plugin for " + plugin + " (see README, Backends), or pass --install-plugin on a machine with internet access, or use --backend go"
+			hint := "install the PJRT plugin for " + plugin + " (see docs/backends.md, Choosing a backend), or pass --install-plugin on a machine with internet access, or use --backend go"
 			if filepath.IsAbs(plugin) {
 				hint = "check the plugin file, or use --backend go"
 			}

@@ -89,12 +89,14 @@ func (p *Policy) shapeFor(rows, length, steps int) (int, int, int) {
 	return (rows + p.devices - 1) / p.devices * p.devices, length, steps
 }
 
-// Compilations is what the policy's graphs cost to compile: count is the number of distinct input
-// shapes its executables have met (each one compiled once), and d the wall time of the calls that
-// met a new one (the compilation and that first execution).
+// Compilations is what the policy's graphs cost to compile.
 type Compilations struct {
+	// Count is the number of distinct input shapes its executables have met (each one compiled
+	// once).
 	Count int
-	Time  time.Duration
+	// Time is the wall time of the calls that met a new shape: the compilation and that first
+	// execution.
+	Time time.Duration
 }
 
 // Compilations returns the compilations so far; differences between two calls are a phase's.

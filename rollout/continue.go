@@ -89,6 +89,61 @@ type forcing struct {
 	branched bool
 }
 
+// newForcing is the replay plan of start: its History, then its First action when set.
+func newForcing(start *Start) *forcing {
+	p := &forcing{start: start, actions: start.History}
+	if start.First != nil {
+		p.actions = append(append([][]int32(nil), start.History...), start.First)
+	}
+	return p
+}
+
+// branch calls the start's Branch with env once, when the replay reaches the branch point (the
+// end of History, before the next action's first token).
+func (p *forcing) branch(env envs.Env) {
+	if p.next == len(p.start.History) && p.pos == 0 && !p.branched {
+		p.branched = true
+		if p.start.Branch != nil {
+			p.start.Branch(env)
+		}
+	}
+}
+
+// token is the next token of the continuation and its log-probability under logits: the next
+// forced token while actions remain to replay, else one sampled from logits with rng (counted in
+// st.SampledTokens).
+func (p *forcing) token(logits []float32, rng *rand.Rand, st *Stats) (int32, float32) {
+	if p.next < len(p.actions) {
+		tok := p.actions[p.next][p.pos]
+		lp := tokenLogProb(logits, tok)
+		if p.pos++; p.pos == len(p.actions[p.next]) {
+			p.next, p.pos = p.next+1, 0
+		}
+		return tok, lp
+	}
+	tok, lp := SampleToken(logits, false, rng)
+	st.SampledTokens++
+	return tok, lp
+}
+
+// checkStarts checks that every action of the starts (History and First) is one whole action
+// under the collector's rules (checkAction), naming the first that is not.
+func (c *Collector) checkStarts(starts []Start) error {
+	for i := range starts {
+		for k, a := range starts[i].History {
+			if err := c.checkAction(a); err != nil {
+				return fmt.Errorf("rollout: start %d: history action %d: %w", i, k, err)
+			}
+		}
+		if starts[i].First != nil {
+			if err := c.checkAction(starts[i].First); err != nil {
+				return fmt.Errorf("rollout: start %d: first action: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Continue runs one episode per start with the policy behind dec: each env is reset to its
 // task, the start's History (and First) are replayed — fed through the decoder token by token as
 // context, exactly as the collector lays them out, and applied to the env — and then the policy
@@ -105,17 +160,8 @@ type forcing struct {
 // branch point (the end of History) leaves Trajectory.Err set ("history ended the episode …").
 func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batch, Stats, error) {
 	var st Stats
-	for i := range starts {
-		for k, a := range starts[i].History {
-			if err := c.checkAction(a); err != nil {
-				return nil, st, fmt.Errorf("rollout: start %d: history action %d: %w", i, k, err)
-			}
-		}
-		if starts[i].First != nil {
-			if err := c.checkAction(starts[i].First); err != nil {
-				return nil, st, fmt.Errorf("rollout: start %d: first action: %w", i, err)
-			}
-		}
+	if err := c.checkStarts(starts); err != nil {
+		return nil, st, err
 	}
 	b := &Batch{Tasks: len(starts), Trajs: make([]Trajectory, len(starts))}
 	for i := range starts {
@@ -132,10 +178,7 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 			k := nextStart
 			nextStart++
 			s := &slot{idx: i, traj: &b.Trajs[k]}
-			p := &forcing{start: &starts[k], actions: starts[k].History}
-			if starts[k].First != nil {
-				p.actions = append(append([][]int32(nil), starts[k].History...), starts[k].First)
-			}
+			p := newForcing(&starts[k])
 			st.Episodes++
 			if c.prepare(s, func() int64 { return starts[k].EpisodeSeed }) {
 				c.reset(ctx, s, &st)
@@ -174,28 +217,12 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 				continue
 			}
 			p := plans[i]
-			if p.next == len(p.start.History) && p.pos == 0 && !p.branched {
-				p.branched = true
-				if p.start.Branch != nil {
-					p.start.Branch(c.envs[i])
-				}
-			}
+			p.branch(c.envs[i])
 			lg := logits[i*vocab : (i+1)*vocab]
 			if c.cfg.ActionBias != nil {
 				lg = c.masked(lg)
 			}
-			var tok int32
-			var lp float32
-			if p.next < len(p.actions) {
-				tok = p.actions[p.next][p.pos]
-				lp = tokenLogProb(lg, tok)
-				if p.pos++; p.pos == len(p.actions[p.next]) {
-					p.next, p.pos = p.next+1, 0
-				}
-			} else {
-				tok, lp = SampleToken(lg, false, rng)
-				st.SampledTokens++
-			}
+			tok, lp := p.token(lg, rng, &st)
 			if !c.take(ctx, s, tok, lp, &st) {
 				continue
 			}

@@ -20,7 +20,7 @@ func FuzzReadReplay(f *testing.F) {
 	f.Add(gz([]byte(`{"format":"graftrl-batch/1","batch":{"tasks":2,"trajectories":[{"task":3}]}}`)))
 	f.Add([]byte("not gzip"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := DecodeReplay(bytes.NewReader(data))
+		r, err := decodeReplay(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			return
 		}

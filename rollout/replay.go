@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -70,22 +69,6 @@ func ReadReplay(path string) (*Replay, error) {
 		return nil, fmt.Errorf("batch file %s: %w", path, err)
 	}
 	return r, nil
-}
-
-// DecodeReplay reads and validates a replay from a gzip stream, within the batch limit.
-func DecodeReplay(rd io.Reader) (*Replay, error) {
-	limit, err := limits.Batch.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read: %v", err)
-	}
-	if int64(len(data)) > limit {
-		return nil, limits.Batch.TooLarge("stream", limit, false)
-	}
-	return decodeReplay(bytes.NewReader(data), "stream")
 }
 
 // decodeReplay reads the gzip stream twice: once to count its decompressed bytes against the

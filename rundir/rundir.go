@@ -1,7 +1,10 @@
 // Package rundir names the files of a training run directory, <out_dir>/<name>: what the trainer
 // writes there, the layout of its checkpoints and what an advantage audit adds. It is the one
 // place these names are spelt; the trainer, the comparison, the audit, sweeps, benchmarks and the
-// CLI all take them from here. It depends on the standard library only.
+// CLI all take them from here. It depends on the standard library only, and on disk it does two
+// things besides naming: ListCheckpoints reads the checkpoints folder, and Lock, TryLock and
+// LockHolder hold the run's lock and read its holder's PID (lock.go). It reads and writes no other
+// file: writing the run is its callers' job.
 //
 // A run directory holds:
 //

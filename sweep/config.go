@@ -239,7 +239,45 @@ func Parse(path string, data []byte) (*Config, error) {
 	return c, nil
 }
 
+// validate checks the sweep config's values and how its parts fit together; seenBase and
+// seenBases say which of base and bases the file gave.
 func (c *Config) validate(seenBase, seenBases bool) error {
+	if err := c.validateBases(); err != nil {
+		return err
+	}
+	if err := c.validateTop(seenBase, seenBases); err != nil {
+		return err
+	}
+	gridKeys := map[string]bool{}
+	for _, a := range c.Grid {
+		gridKeys[a.Key] = true
+	}
+	if err := c.validateSets(gridKeys); err != nil {
+		return err
+	}
+	if err := c.validateVariants(gridKeys); err != nil {
+		return err
+	}
+	for _, reserved := range []string{"name", "out_dir"} {
+		if gridKeys[reserved] {
+			return fmt.Errorf("grid.%s: the sweep sets each run's %s itself (not allowed in the grid)", reserved, reserved)
+		}
+	}
+	if err := c.Slurm.validate(); err != nil {
+		return err
+	}
+	if err := c.Tune.validate(c); err != nil {
+		return err
+	}
+	if err := c.Audit.validate(c); err != nil {
+		return err
+	}
+	return c.Compare.validate()
+}
+
+// validateBases checks each base: a path given once per set of overrides, its own label, the
+// same level axes as the first base, and overrides of the form key.path=value.
+func (c *Config) validateBases() error {
 	configs := map[string]bool{}
 	for i, b := range c.Bases {
 		if b.Config == "" {
@@ -265,6 +303,11 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 			}
 		}
 	}
+	return nil
+}
+
+// validateTop checks the top-level keys: name, a base, out_dir, executor and workers.
+func (c *Config) validateTop(seenBase, seenBases bool) error {
 	switch {
 	case c.Name == "":
 		return fmt.Errorf("name: a sweep name is required (it names the directory <out_dir>/<name>)")
@@ -281,14 +324,16 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 	case c.Workers < 0 || c.Workers > 4096:
 		return fmt.Errorf("workers: %d is out of range (allowed 0 = one per core, or 1..4096)", c.Workers)
 	}
+	return nil
+}
+
+// validateSets checks the overrides of set, and that neither set nor a base's set sets a key
+// of the grid.
+func (c *Config) validateSets(gridKeys map[string]bool) error {
 	for _, s := range c.Set {
 		if err := checkOverride(s); err != nil {
 			return fmt.Errorf("set: %q: %v", s, err)
 		}
-	}
-	gridKeys := map[string]bool{}
-	for _, a := range c.Grid {
-		gridKeys[a.Key] = true
 	}
 	for _, s := range c.Set {
 		k, _, _ := strings.Cut(s, "=")
@@ -303,6 +348,12 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 			}
 		}
 	}
+	return nil
+}
+
+// validateVariants checks each variant's label, unique, and its overrides, which must not set
+// the label; variants exclude a label axis in the grid.
+func (c *Config) validateVariants(gridKeys map[string]bool) error {
 	labels := map[string]bool{}
 	for i, v := range c.Variants {
 		where := fmt.Sprintf("variants[%d]", i)
@@ -325,21 +376,7 @@ func (c *Config) validate(seenBase, seenBases bool) error {
 	if len(c.Variants) > 0 && gridKeys["label"] {
 		return fmt.Errorf("grid.label: variants set the label; drop the label axis or the variants")
 	}
-	for _, reserved := range []string{"name", "out_dir"} {
-		if gridKeys[reserved] {
-			return fmt.Errorf("grid.%s: the sweep sets each run's %s itself (not allowed in the grid)", reserved, reserved)
-		}
-	}
-	if err := c.Slurm.validate(); err != nil {
-		return err
-	}
-	if err := c.Tune.validate(c); err != nil {
-		return err
-	}
-	if err := c.Audit.validate(c); err != nil {
-		return err
-	}
-	return c.Compare.validate()
+	return nil
 }
 
 // checkLevels checks base i's levels against the first base's: key=value items naming the

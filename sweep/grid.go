@@ -141,104 +141,131 @@ func (c *Config) Expand() ([]Run, error) {
 // refuse two runs of one name). A grid over MaxRuns is refused before the first run; an error
 // of fn stops the expansion and is returned as it is.
 func (c *Config) Each(fn func(Run) error) error {
-	fail := func(format string, args ...any) error {
-		return &config.Error{File: c.File, Msg: fmt.Sprintf(format, args...)}
-	}
 	total, err := c.Size()
 	if err != nil {
 		return err
 	}
-	bases := make([][]byte, len(c.Bases))
-	for i, b := range c.Bases {
-		data, err := os.ReadFile(b.Path)
-		if err != nil {
-			return fail("base: %v", err)
-		}
-		bases[i] = data
+	bases, err := c.readBases()
+	if err != nil {
+		return err
 	}
-	axes := c.axes()
-	placeholder := "name=" + c.Name // the base may lack a name; the run name comes last
-
-	per := total / max(len(bases), 1)
-	runsDir := filepath.Join(c.Dir(), RunDir)
+	walk := gridWalk{c: c, axes: c.axes(), per: total / max(len(bases), 1)}
 	names := map[string]int{}
 	var methods []string // in order of appearance, for compare.baseline's check
 	isMethod := map[string]bool{}
-	pick := make([]int, len(axes))
-	// at sets pick to the values of run idx and returns its base and grid params.
-	at := func(idx int) (int, []Param) {
-		rem := idx % per
-		for k := len(axes) - 1; k >= 0; k-- {
-			pick[k] = rem % len(axes[k].values)
-			rem /= len(axes[k].values)
-		}
-		var params []Param
-		if b := c.Bases[idx/per]; len(bases) > 1 || b.Label != "" {
-			params = append(params, Param{Key: "base", Value: cmp.Or(b.Label, b.Config)})
-		}
-		for k, ax := range axes {
-			params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})
-		}
-		return idx / per, params
-	}
 	for idx := range total {
-		bi, params := at(idx)
-		b := c.Bases[bi]
-		ov := append([]string(nil), b.Set...)
-		for k, ax := range axes {
-			ov = append(ov, ax.sets[pick[k]]...)
-		}
-		ov = append(ov, c.Set...)
-		cfg, err := config.Parse(b.Path, bases[bi], append([]string{placeholder}, ov...))
+		r, err := c.expandRun(walk, bases, idx)
 		if err != nil {
-			return fail("run %s: %s", paramText(params), configMsg(err))
-		}
-		r := Run{Index: idx, Seed: cfg.Seed, Params: params}
-		if len(bases) > 1 {
-			r.Base = b.Config
-		}
-		r.Levels = b.Levels
-		c.nameRun(&r, b.Label, axes, pick, &cfg)
-		if !safeName.MatchString(r.Name) {
-			// The grid's values are slugs, so this takes an env whose own name is not one; a
-			// manifest holding such a name is refused too (Manifest.checkNames).
-			return fail("run %s: its name %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", paramText(params), r.Name)
-		}
-		if r.Method != inferredMethod(&cfg) {
-			ov = append(ov, "label="+r.Method)
-			cfg.Label = r.Method
-		}
-		ov = append(ov, "name="+r.Name, "out_dir="+runsDir)
-		cfg.Name, cfg.OutDir = r.Name, runsDir
-		if err := cfg.Validate(); err != nil {
-			return fail("run %s: %v", r.Name, err)
-		}
-		if d := cfg.Policy.Devices; c.Executor == ExecSlurm && cfg.Backend == "xla:cuda" && d > c.Slurm.GPUs {
-			return fail("run %s: policy.devices: %d with backend xla:cuda, but slurm.gpus: %d (a task sees only the GPUs it asks for; allowed: slurm.gpus ≥ policy.devices)",
-				r.Name, d, c.Slurm.GPUs)
+			return err
 		}
 		if j, dup := names[r.Name]; dup {
-			_, first := at(j)
-			return fail("grid: runs %d (%s) and %d (%s) get the same name %s; make the values differ in letters and digits",
-				j, paramText(first), idx, paramText(params), r.Name)
+			_, _, first := walk.at(j)
+			return c.errorf("grid: runs %d (%s) and %d (%s) get the same name %s; make the values differ in letters and digits",
+				j, paramText(first), idx, paramText(r.Params), r.Name)
 		}
 		names[r.Name] = idx
 		if !isMethod[r.Method] {
 			isMethod[r.Method] = true
 			methods = append(methods, r.Method)
 		}
-		r.Overrides = ov
-		r.Iterations, r.EnvSteps = cfg.Iterations, cfg.EnvSteps
-		r.Config = runConfigPath(r.Name)
-		r.resolved = &cfg
 		if err := fn(r); err != nil {
 			return err
 		}
 	}
 	if b := c.Compare.Baseline; b != "" && !isMethod[b] {
-		return fail("compare.baseline: %q is not a method of the sweep (methods: %s)", b, strings.Join(methods, ", "))
+		return c.errorf("compare.baseline: %q is not a method of the sweep (methods: %s)", b, strings.Join(methods, ", "))
 	}
 	return nil
+}
+
+// errorf is a *config.Error of the sweep file.
+func (c *Config) errorf(format string, args ...any) error {
+	return &config.Error{File: c.File, Msg: fmt.Sprintf(format, args...)}
+}
+
+// readBases reads every base config, in the order of c.Bases.
+func (c *Config) readBases() ([][]byte, error) {
+	bases := make([][]byte, len(c.Bases))
+	for i, b := range c.Bases {
+		data, err := os.ReadFile(b.Path)
+		if err != nil {
+			return nil, c.errorf("base: %v", err)
+		}
+		bases[i] = data
+	}
+	return bases, nil
+}
+
+// gridWalk maps a run's index to its base and its value on every axis: per bases (runs per
+// base), the last axis varying fastest.
+type gridWalk struct {
+	c    *Config
+	axes []axis
+	per  int
+}
+
+// at returns run idx's base, the index of its value on every axis and its params.
+func (g gridWalk) at(idx int) (base int, pick []int, params []Param) {
+	pick = make([]int, len(g.axes))
+	rem := idx % g.per
+	for k := len(g.axes) - 1; k >= 0; k-- {
+		pick[k] = rem % len(g.axes[k].values)
+		rem /= len(g.axes[k].values)
+	}
+	if b := g.c.Bases[idx/g.per]; len(g.c.Bases) > 1 || b.Label != "" {
+		params = append(params, Param{Key: "base", Value: cmp.Or(b.Label, b.Config)})
+	}
+	for k, ax := range g.axes {
+		params = append(params, Param{Key: ax.key, Value: ax.values[pick[k]].Text})
+	}
+	return idx / g.per, pick, params
+}
+
+// expandRun resolves run idx: its config (the base, the base's set, its grid values and the
+// sweep's set, then its name, label and out_dir), validated, and the run's name and overrides.
+func (c *Config) expandRun(walk gridWalk, bases [][]byte, idx int) (Run, error) {
+	bi, pick, params := walk.at(idx)
+	b := c.Bases[bi]
+	ov := append([]string(nil), b.Set...)
+	for k, ax := range walk.axes {
+		ov = append(ov, ax.sets[pick[k]]...)
+	}
+	ov = append(ov, c.Set...)
+	placeholder := "name=" + c.Name // the base may lack a name; the run name comes last
+	cfg, err := config.Parse(b.Path, bases[bi], append([]string{placeholder}, ov...))
+	if err != nil {
+		return Run{}, c.errorf("run %s: %s", paramText(params), configMsg(err))
+	}
+	r := Run{Index: idx, Seed: cfg.Seed, Params: params}
+	if len(bases) > 1 {
+		r.Base = b.Config
+	}
+	r.Levels = b.Levels
+	c.nameRun(&r, b.Label, walk.axes, pick, &cfg)
+	if !safeName.MatchString(r.Name) {
+		// The grid's values are slugs, so this takes an env whose own name is not one; a
+		// manifest holding such a name is refused too (Manifest.checkNames).
+		return Run{}, c.errorf("run %s: its name %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", paramText(params), r.Name)
+	}
+	if r.Method != inferredMethod(&cfg) {
+		ov = append(ov, "label="+r.Method)
+		cfg.Label = r.Method
+	}
+	runsDir := filepath.Join(c.Dir(), RunDir)
+	ov = append(ov, "name="+r.Name, "out_dir="+runsDir)
+	cfg.Name, cfg.OutDir = r.Name, runsDir
+	if err := cfg.Validate(); err != nil {
+		return Run{}, c.errorf("run %s: %v", r.Name, err)
+	}
+	if d := cfg.Policy.Devices; c.Executor == ExecSlurm && cfg.Backend == "xla:cuda" && d > c.Slurm.GPUs {
+		return Run{}, c.errorf("run %s: policy.devices: %d with backend xla:cuda, but slurm.gpus: %d (a task sees only the GPUs it asks for; allowed: slurm.gpus ≥ policy.devices)",
+			r.Name, d, c.Slurm.GPUs)
+	}
+	r.Overrides = ov
+	r.Iterations, r.EnvSteps = cfg.Iterations, cfg.EnvSteps
+	r.Config = runConfigPath(r.Name)
+	r.resolved = &cfg
+	return r, nil
 }
 
 // nameRun sets the run's Env, Method and Name from its grid values:

@@ -72,12 +72,12 @@ func (t *Trainer) evaluate(ctx context.Context) (Metrics, error) {
 
 // evalLine is the one-line summary of an evaluation for the log.
 func evalLine(m Metrics) string {
-	var parts []string
-	if v, ok := m["eval/train/greedy/success"]; ok {
-		parts = append(parts, fmt.Sprintf("train %.3f", v))
-	}
+	var parts []string // held-out first, as in GainSummary
 	if v, ok := m["eval/heldout/greedy/success"]; ok {
 		parts = append(parts, fmt.Sprintf("held-out %.3f", v))
+	}
+	if v, ok := m["eval/train/greedy/success"]; ok {
+		parts = append(parts, fmt.Sprintf("train %.3f", v))
 	}
 	s := "greedy success " + strings.Join(parts, ", ")
 	if v, ok := m["eval/train/sampled/success"]; ok {

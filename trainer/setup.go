@@ -1,6 +1,11 @@
 package trainer
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
@@ -11,27 +16,86 @@ import (
 // The set-up a training run (New) and a warm start (RunSFT) share: one probe of the env, the
 // policy on the config's backend, and the collector that steps the env's instances for it.
 
-// probeEnv builds one instance of the configured environment, runs check on it when check is
-// not nil (its error is returned as it is), describes it (describeEnv) and closes it again. An
-// env that cannot be built is a *config.Error.
-func probeEnv(c *config.Config, check func(envs.Env) error) (EnvInfo, error) {
+// EnvInfo is what a run learns from its environment before anything is built on it.
+type EnvInfo struct {
+	// Vocab is the token vocabulary of the env's words.
+	Vocab *tokens.Vocab
+	// MaxTurns is the env's step cap.
+	MaxTurns int
+	// ActionTokens are the token ids actions are restricted to (rollout.constrain_actions with
+	// an envs.ActionWorder env); nil leaves actions unconstrained.
+	ActionTokens []int32
+}
+
+// ProbeEnv builds one instance of the configured environment, reads its vocabulary, step cap and
+// action words, and closes it again. For a remote env this is where its server is contacted; an
+// env that cannot be built is a *config.Error. So is a policy.max_len too short for the env's
+// first turn (its prompt plus one action) on the first tasks of the panels, which would leave
+// every such episode truncated before it acts; a remote env's prompts are not probed (each
+// reset would hold a session of its server). The checks run on the instance first, in order,
+// before anything is read from it (a warm start checks its teacher there: one instance serves
+// both); the first error of one is returned as it is.
+func ProbeEnv(c *config.Config, checks ...func(envs.Env) error) (EnvInfo, error) {
 	probe, err := envs.New(c.Env.Name, c.Env.Options)
 	if err != nil {
 		return EnvInfo{}, &config.Error{Msg: err.Error()}
 	}
 	defer envs.Close(probe)
-	if check != nil {
+	for _, check := range checks {
 		if err := check(probe); err != nil {
 			return EnvInfo{}, err
 		}
 	}
-	return describeEnv(c, probe)
+	info := EnvInfo{MaxTurns: probe.MaxTurns()}
+	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
+		return EnvInfo{}, fmt.Errorf("env %s: %w", c.Env.Name, err)
+	}
+	if _, remote := probe.(envs.Parallel); !remote {
+		room := c.RolloutConfig().ActionRoom()
+		if prompt := longestPrompt(c, probe, info.Vocab); prompt+room > c.Policy.MaxLen {
+			return EnvInfo{}, &config.Error{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
+				c.Policy.MaxLen, c.Env.Name, prompt, room, prompt+room)}
+		}
+	}
+	if aw, ok := probe.(envs.ActionWorder); ok && c.Rollout.ConstrainActions {
+		// With one-token actions the end-of-action token is always implied, never sampled.
+		if c.Rollout.ActionMaxTokens > 1 {
+			info.ActionTokens = []int32{tokens.EOAID}
+		}
+		info.ActionTokens = info.Vocab.Encode(info.ActionTokens, strings.Join(aw.ActionWords(), " "))
+		if slices.Contains(info.ActionTokens, tokens.UnkID) {
+			return EnvInfo{}, fmt.Errorf("env %s: an action word is not in its vocabulary", c.Env.Name)
+		}
+	}
+	return info, nil
 }
 
-// newPolicy builds the backend of c and a policy of options po on it; options the policy
-// refuses are a *config.Error.
+// promptProbes is how many tasks of each panel longestPrompt resets.
+const promptProbes = 8
+
+// longestPrompt is the longest first row (rollout.LongestPrompt) of the first tasks of the
+// training and held-out panels, reset on env e within faults.step_timeout each.
+func longestPrompt(c *config.Config, e envs.Env, vocab *tokens.Vocab) int {
+	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
+	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
+	return rollout.LongestPrompt(e, vocab, seeds, time.Duration(c.Faults.StepTimeout*float64(time.Second)))
+}
+
+// PolicyOptions are the options of the run's policy on an env: the model sized to the env's
+// vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
+// A policy built from them loads the run's checkpoints (policy.Policy.Load).
+func PolicyOptions(c *config.Config, info EnvInfo) policy.Options {
+	pc := c.Policy.Config
+	pc.Vocab = info.Vocab.Size()
+	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
+		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens, Devices: c.Policy.Devices}
+}
+
+// newPolicy builds the backend of c (its name, the devices the updates are split over, and
+// whether a missing plugin may be downloaded) and a policy of options po on it; options the
+// policy refuses are a *config.Error.
 func newPolicy(c *config.Config, po policy.Options, installPlugin bool) (*policy.Policy, error) {
-	backend, err := policy.NewBackend(backendOptions(c, installPlugin))
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: c.Backend, InstallPlugin: installPlugin, Devices: c.Policy.Devices})
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +114,4 @@ func newCollector(c *config.Config, pol *policy.Policy, vocab *tokens.Vocab, slo
 	return rollout.NewCollector(rc, vocab, func() (envs.Env, error) {
 		return envs.New(c.Env.Name, c.Env.Options)
 	}, slots)
-}
-
-// backendOptions are the options of the run's backend: its name, the devices the updates are
-// split over, and whether a missing plugin may be downloaded.
-func backendOptions(c *config.Config, installPlugin bool) policy.BackendOptions {
-	return policy.BackendOptions{Name: c.Backend, InstallPlugin: installPlugin, Devices: c.Policy.Devices}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ func RunSFT(cfg config.Config, dir string, opts Options) (*SFTReport, error) {
 	if !cfg.SFT.Enabled() {
 		return nil, &config.Error{Msg: "sft.demos: 0 turns the warm start off; set it to the number of demonstrations"}
 	}
-	info, err := probeSFT(cfg)
+	info, err := ProbeEnv(&cfg, checkTeacher(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -100,19 +101,8 @@ func dropWarmStartLock(dir string, made []string) {
 	removeMade(made)
 }
 
-// probeSFT refuses a warm start the env cannot demonstrate (checkTeacher) and returns what
-// ProbeEnv tells of the env (refusing a policy.max_len too short for it), before any work: one
-// probe instance of the env serves both.
-func probeSFT(cfg config.Config) (EnvInfo, error) {
-	return probeEnv(&cfg, func(e envs.Env) error {
-		if err := checkTeacher(cfg, e); err != nil {
-			return &config.Error{Msg: err.Error()}
-		}
-		return nil
-	})
-}
-
-// runSFT is RunSFT under the lock, on the env probeSFT described.
+// runSFT is RunSFT under the lock, on the env ProbeEnv described: the demonstrations, the
+// supervised steps on them, and the init directory written.
 func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTReport, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return nil, &DirError{Dir: dir, Msg: fmt.Sprintf("sft: %s exists already (allowed: a folder that does not exist yet)", dir)}
@@ -125,7 +115,6 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 	po := PolicyOptions(&cfg, info)
 	po.Loss = spec.DefaultLossConfig()
 	po.Loss.Objective = spec.ObjectiveCrossEntropy
-	loss, pc := po.Loss, po.Model
 	pol, err := newPolicy(&cfg, po, opts.InstallPlugin)
 	if err != nil {
 		return nil, err
@@ -136,9 +125,38 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 	}
 	defer coll.Close()
 
-	// Demonstrations: the expert, with ε-noise, on fresh task seeds outside every panel.
+	rep := &SFTReport{Env: cfg.Env.Name, Seed: cfg.Seed, SFT: cfg.SFT, Policy: po.Model, Seconds: map[string]float64{}}
+	rows, err := demonstrate(cfg, info, coll, rep)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tasks.Eval > 0 {
+		if rep.ExpertHeldout, err = expertHeldout(cfg, coll); err != nil {
+			return nil, err
+		}
+	}
+	rep.Seconds["demonstrations"] = time.Since(start).Seconds()
+	fmt.Fprintf(out, "sft: %d demonstrations of %s (%d steps, %d of them noise, success %.2f), %d rows; the expert's held-out success %.3f\n",
+		rep.Demos, cfg.Env.Name, rep.DemoSteps, rep.NoiseSteps, rep.DemoSuccess, rep.Rows, rep.ExpertHeldout)
+
+	t0 := time.Now()
+	if rep.Loss, err = trainSFT(cfg, pol, po, info.MaxTurns, rows, out, opts); err != nil {
+		return nil, err
+	}
+	rep.Seconds["train"] = time.Since(t0).Seconds()
+	if err := writeInit(dir, pol, info.Vocab, rep); err != nil {
+		return nil, err
+	}
+	rep.Seconds["total"] = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// demonstrate rolls out the expert, with ε-noise, on fresh task seeds outside every panel and
+// returns the rows of its episodes, every action token a target (advantage 1). It counts the
+// demonstrations, their steps, successes and env errors into rep, and refuses demonstrations
+// that more than a quarter of the episodes fail with env errors, or that hold no action.
+func demonstrate(cfg config.Config, info EnvInfo, coll *rollout.Collector, rep *SFTReport) ([]trainRow, error) {
 	rng := rngFor(cfg.Seed, streamSFT)
-	rep := &SFTReport{Env: cfg.Env.Name, Seed: cfg.Seed, SFT: cfg.SFT, Policy: pc, Seconds: map[string]float64{}}
 	teacher := noisyExpert(cfg.SFT.Epsilon, &rep.NoiseSteps)
 	batch, _, err := coll.Demonstrate(teacher, rollout.Request{Tasks: envs.DemoTaskSeeds(rng, cfg.SFT.Demos), Group: 1}, rng)
 	if err != nil {
@@ -177,25 +195,32 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 	if len(rows) == 0 {
 		return nil, errors.New("sft: the demonstrations hold no action to learn")
 	}
-	if cfg.Tasks.Eval > 0 {
-		panel := envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
-		eb, _, err := coll.Demonstrate(noisyExpert(0, new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
-		if err != nil {
-			return nil, &config.Error{Msg: "sft: " + err.Error()}
-		}
-		for _, tr := range eb.Trajs {
-			if tr.Success {
-				rep.ExpertHeldout++
-			}
-		}
-		rep.ExpertHeldout /= float64(len(eb.Trajs))
-	}
-	rep.Seconds["demonstrations"] = time.Since(start).Seconds()
-	fmt.Fprintf(out, "sft: %d demonstrations of %s (%d steps, %d of them noise, success %.2f), %d rows; the expert's held-out success %.3f\n",
-		rep.Demos, cfg.Env.Name, rep.DemoSteps, rep.NoiseSteps, rep.DemoSuccess, rep.Rows, rep.ExpertHeldout)
+	return rows, nil
+}
 
-	// Supervised steps: shuffled passes over the rows, Batch rows per step.
-	t0 := time.Now()
+// expertHeldout is the expert's success, without noise, on the held-out panel: the ceiling the
+// policy's held-out success is measured against (SFTReport.ExpertHeldout).
+func expertHeldout(cfg config.Config, coll *rollout.Collector) (float64, error) {
+	panel := envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
+	eb, _, err := coll.Demonstrate(noisyExpert(0, new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
+	if err != nil {
+		return 0, &config.Error{Msg: "sft: " + err.Error()}
+	}
+	success := 0.0
+	for _, tr := range eb.Trajs {
+		if tr.Success {
+			success++
+		}
+	}
+	return success / float64(len(eb.Trajs)), nil
+}
+
+// trainSFT runs the supervised steps of the warm start: shuffled passes over the rows, sft.batch
+// rows per step, each a cross-entropy update of pol (loss and max_len of po). It returns the loss
+// at every twentieth of the steps and at the last, and shows it on the progress bar or, unless
+// quiet, as log lines.
+func trainSFT(cfg config.Config, pol *policy.Policy, po policy.Options, maxTurns int, rows []trainRow, out io.Writer, opts Options) ([]SFTLossPoint, error) {
+	var losses []SFTLossPoint
 	bar := newProgressNamed(out, opts, cfg.SFT.Steps, "sft")
 	shuffle := rngFor(cfg.Seed, streamSFTRows)
 	var order []int
@@ -209,12 +234,12 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 			sel = append(sel, rows[i])
 		}
 		order = order[len(sel):]
-		st, err := pol.Update(makeTrainBatch(sel, loss, pc.MaxLen, info.MaxTurns), cfg.SFT.LR)
+		st, err := pol.Update(makeTrainBatch(sel, po.Loss, po.Model.MaxLen, maxTurns), cfg.SFT.LR)
 		if err != nil {
 			return nil, fmt.Errorf("sft step %d: %w", step, err)
 		}
 		if step%every == 0 || step == cfg.SFT.Steps {
-			rep.Loss = append(rep.Loss, SFTLossPoint{Step: step, Loss: st.Loss})
+			losses = append(losses, SFTLossPoint{Step: step, Loss: st.Loss})
 			if bar.active() {
 				bar.bar.Describe(fmt.Sprintf("sft loss %.3f", st.Loss))
 			} else if !opts.Quiet {
@@ -226,12 +251,7 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 		}
 	}
 	bar.finish()
-	rep.Seconds["train"] = time.Since(t0).Seconds()
-	if err := writeInit(dir, pol, info.Vocab, rep); err != nil {
-		return nil, err
-	}
-	rep.Seconds["total"] = time.Since(start).Seconds()
-	return rep, nil
+	return losses, nil
 }
 
 // oneIsZero maps 1 (one device, as 0 is) to 0.
@@ -278,7 +298,7 @@ func EnsureWarmStart(cfg config.Config, opts Options) (string, error) {
 	if done() {
 		return dir, nil
 	}
-	info, err := probeSFT(cfg)
+	info, err := ProbeEnv(&cfg, checkTeacher(cfg))
 	if err != nil {
 		return "", err
 	}
@@ -302,17 +322,19 @@ func EnsureWarmStart(cfg config.Config, opts Options) (string, error) {
 	return dir, nil
 }
 
-// checkTeacher refuses a warm start the env cannot demonstrate: no expert, or noise without a
-// list of valid actions.
-func checkTeacher(cfg config.Config, e envs.Env) error {
-	if _, ok := envs.ExpertOf(e); !ok {
-		return fmt.Errorf("sft: env %s has no expert to demonstrate with (envs with one: %s); remove the sft section",
-			cfg.Env.Name, strings.Join(expertEnvs(), ", "))
+// checkTeacher is ProbeEnv's check of a warm start's env: it refuses, as a *config.Error, an env
+// the warm start cannot demonstrate with: no expert, or noise without a list of valid actions.
+func checkTeacher(cfg config.Config) func(envs.Env) error {
+	return func(e envs.Env) error {
+		if _, ok := envs.ExpertOf(e); !ok {
+			return &config.Error{Msg: fmt.Sprintf("sft: env %s has no expert to demonstrate with (envs with one: %s); remove the sft section",
+				cfg.Env.Name, strings.Join(expertEnvs(), ", "))}
+		}
+		if _, ok := e.(envs.ValidActioner); !ok && cfg.SFT.Epsilon > 0 {
+			return &config.Error{Msg: fmt.Sprintf("sft.epsilon: env %s cannot list its valid actions, so demonstrations cannot be noisy (allowed: 0)", cfg.Env.Name)}
+		}
+		return nil
 	}
-	if _, ok := e.(envs.ValidActioner); !ok && cfg.SFT.Epsilon > 0 {
-		return fmt.Errorf("sft.epsilon: env %s cannot list its valid actions, so demonstrations cannot be noisy (allowed: 0)", cfg.Env.Name)
-	}
-	return nil
 }
 
 // expertEnvs lists the registered environments whose default instance has an expert.

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/graftrl/graftrl/advantage"
@@ -237,75 +236,6 @@ func (t *Trainer) Close() error {
 	return err
 }
 
-// EnvInfo is what a run learns from its environment before anything is built on it.
-type EnvInfo struct {
-	// Vocab is the token vocabulary of the env's words.
-	Vocab *tokens.Vocab
-	// MaxTurns is the env's step cap.
-	MaxTurns int
-	// ActionTokens are the token ids actions are restricted to (rollout.constrain_actions with
-	// an envs.ActionWorder env); nil leaves actions unconstrained.
-	ActionTokens []int32
-}
-
-// ProbeEnv builds one instance of the configured environment, reads its vocabulary, step cap and
-// action words, and closes it again. For a remote env this is where its server is contacted; an
-// env that cannot be built is a *config.Error. So is a policy.max_len too short for the env's
-// first turn (its prompt plus one action) on the first tasks of the panels, which would leave
-// every such episode truncated before it acts; a remote env's prompts are not probed (each
-// reset would hold a session of its server).
-func ProbeEnv(c *config.Config) (EnvInfo, error) {
-	return probeEnv(c, nil)
-}
-
-// describeEnv is ProbeEnv on an instance of the configured environment already built (probe).
-func describeEnv(c *config.Config, probe envs.Env) (EnvInfo, error) {
-	info := EnvInfo{MaxTurns: probe.MaxTurns()}
-	var err error
-	if info.Vocab, err = tokens.NewVocab(probe.Vocabulary()); err != nil {
-		return EnvInfo{}, fmt.Errorf("env %s: %w", c.Env.Name, err)
-	}
-	if _, remote := probe.(envs.Parallel); !remote {
-		room := c.RolloutConfig().ActionRoom()
-		if prompt := longestPrompt(c, probe, info.Vocab); prompt+room > c.Policy.MaxLen {
-			return EnvInfo{}, &config.Error{Msg: fmt.Sprintf("policy.max_len: %d is too short for env %s: its instruction and first observation take up to %d tokens and one action %d more (allowed %d..8192)",
-				c.Policy.MaxLen, c.Env.Name, prompt, room, prompt+room)}
-		}
-	}
-	if aw, ok := probe.(envs.ActionWorder); ok && c.Rollout.ConstrainActions {
-		// With one-token actions the end-of-action token is always implied, never sampled.
-		if c.Rollout.ActionMaxTokens > 1 {
-			info.ActionTokens = []int32{tokens.EOAID}
-		}
-		info.ActionTokens = info.Vocab.Encode(info.ActionTokens, strings.Join(aw.ActionWords(), " "))
-		if slices.Contains(info.ActionTokens, tokens.UnkID) {
-			return EnvInfo{}, fmt.Errorf("env %s: an action word is not in its vocabulary", c.Env.Name)
-		}
-	}
-	return info, nil
-}
-
-// promptProbes is how many tasks of each panel longestPrompt resets.
-const promptProbes = 8
-
-// longestPrompt is the longest first row (rollout.LongestPrompt) of the first tasks of the
-// training and held-out panels, reset on env e within faults.step_timeout each.
-func longestPrompt(c *config.Config, e envs.Env, vocab *tokens.Vocab) int {
-	seeds := envs.TaskSeeds(envs.Train, min(c.Tasks.Train.Size, promptProbes), c.Tasks.PanelSeed)
-	seeds = append(seeds, envs.TaskSeeds(envs.Eval, min(c.Tasks.Eval, promptProbes), c.Tasks.PanelSeed)...)
-	return rollout.LongestPrompt(e, vocab, seeds, time.Duration(c.Faults.StepTimeout*float64(time.Second)))
-}
-
-// PolicyOptions are the options of the run's policy on an env: the model sized to the env's
-// vocabulary, the loss, the optimizer, the seed of the initial weights and the action tokens.
-// A policy built from them loads the run's checkpoints (policy.Policy.Load).
-func PolicyOptions(c *config.Config, info EnvInfo) policy.Options {
-	pc := c.Policy.Config
-	pc.Vocab = info.Vocab.Size()
-	return policy.Options{Model: pc, Loss: c.Update.Loss, Optim: c.Optim,
-		Seed: rngFor(c.Seed, streamInit).Uint64(), ActionTokens: info.ActionTokens, Devices: c.Policy.Devices}
-}
-
 // Dir is the run directory.
 func (t *Trainer) Dir() string { return t.dir }
 
@@ -398,12 +328,9 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 	}
 	var final Metrics
 	if t.cfg.Eval.AtStart && t.iter == 0 {
-		m, err := t.evaluate(ctx)
-		if ctx.Err() != nil && err != nil {
+		m, interrupted, err := t.evaluateLine(ctx)
+		if interrupted {
 			return t.interruptedInEval(final, start)
-		}
-		if err == nil {
-			err = t.writeLine(t.metrics, m)
 		}
 		if err != nil {
 			return Summary{}, err
@@ -411,7 +338,7 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		t.logf("iter 0 (%s): %s", map[bool]string{false: "untrained", true: "initial weights"}[t.initPath != ""], evalLine(m))
 		final = m
 	}
-	for t.iter < t.cfg.Iterations && !(t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps) {
+	for !t.reachedLength() {
 		if ctx.Err() != nil {
 			break
 		}
@@ -422,47 +349,15 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		if err != nil {
 			return Summary{}, fmt.Errorf("iteration %d: %w", t.iter+1, err)
 		}
-		t.iter++
-		m["iter"], tm["iter"] = t.iter, t.iter
-		if err := t.writeLine(t.metrics, m); err != nil {
+		em, interrupted, err := t.record(ctx, m, tm)
+		if interrupted {
+			return t.interruptedInEval(final, start)
+		}
+		if err != nil {
 			return Summary{}, err
 		}
-		last := t.iter == t.cfg.Iterations || (t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps)
-		if last || (t.cfg.Eval.Every > 0 && t.iter%t.cfg.Eval.Every == 0) {
-			t0 := time.Now()
-			em, err := t.evaluate(ctx)
-			if ctx.Err() != nil && err != nil {
-				return t.interruptedInEval(final, start)
-			}
-			if err == nil {
-				err = t.writeLine(t.metrics, em)
-			}
-			if err != nil {
-				return Summary{}, err
-			}
-			tm["time/eval"] = time.Since(t0).Seconds()
+		if em != nil {
 			final = em
-			if !t.quiet {
-				// On a terminal the line goes above the progress bar (logf clears it; the
-				// bar redraws below at its next update).
-				t.logf("iter %d eval: %s", t.iter, evalLine(em))
-			}
-		}
-		if err := t.writeLine(t.timing, tm); err != nil {
-			return Summary{}, err
-		}
-		if last || (t.cfg.Checkpoint.Every > 0 && t.iter%t.cfg.Checkpoint.Every == 0) {
-			if err := t.saveCheckpoint(); err != nil {
-				return Summary{}, err
-			}
-		}
-		if t.afterIteration != nil {
-			t.afterIteration()
-		}
-		t.progress.update(t.iter, m)
-		if !t.progress.active() && !t.quiet {
-			t.logf("iter %d: success %.3f return %.3f turns %.1f loss %.4f entropy %.3f (%.1fs)", t.iter,
-				m["success"], m["return"], m["turns"], m["loss"], m["entropy"], tm["time/iteration"])
 		}
 	}
 	t.progress.finish()
@@ -481,6 +376,67 @@ func (t *Trainer) Run(ctx context.Context) (Summary, error) {
 		return s, fmt.Errorf("write summary: %w", err)
 	}
 	return s, nil
+}
+
+// reachedLength reports whether the run has done its iterations or its env_steps budget.
+func (t *Trainer) reachedLength() bool {
+	return t.iter >= t.cfg.Iterations || (t.cfg.EnvSteps > 0 && t.envSteps >= t.cfg.EnvSteps)
+}
+
+// record completes an iteration that ran, with its metrics m and timings tm: it counts it,
+// writes its metrics line, evaluates when eval.every or the run's end says so (returning that
+// evaluation's metrics, nil when there was none), writes its timing line, checkpoints when
+// checkpoint.every or the run's end says so, and logs it. interrupted says that ctx ended the
+// evaluation, which left no line.
+func (t *Trainer) record(ctx context.Context, m, tm Metrics) (em Metrics, interrupted bool, err error) {
+	t.iter++
+	m["iter"], tm["iter"] = t.iter, t.iter
+	if err := t.writeLine(t.metrics, m); err != nil {
+		return nil, false, err
+	}
+	last := t.reachedLength()
+	if last || (t.cfg.Eval.Every > 0 && t.iter%t.cfg.Eval.Every == 0) {
+		t0 := time.Now()
+		if em, interrupted, err = t.evaluateLine(ctx); interrupted || err != nil {
+			return nil, interrupted, err
+		}
+		tm["time/eval"] = time.Since(t0).Seconds()
+		if !t.quiet {
+			// On a terminal the line goes above the progress bar (logf clears it; the
+			// bar redraws below at its next update).
+			t.logf("iter %d eval: %s", t.iter, evalLine(em))
+		}
+	}
+	if err := t.writeLine(t.timing, tm); err != nil {
+		return nil, false, err
+	}
+	if last || (t.cfg.Checkpoint.Every > 0 && t.iter%t.cfg.Checkpoint.Every == 0) {
+		if err := t.saveCheckpoint(); err != nil {
+			return nil, false, err
+		}
+	}
+	if t.afterIteration != nil {
+		t.afterIteration()
+	}
+	t.progress.update(t.iter, m)
+	if !t.progress.active() && !t.quiet {
+		t.logf("iter %d: success %.3f return %.3f turns %.1f loss %.4f entropy %.3f (%.1fs)", t.iter,
+			m["success"], m["return"], m["turns"], m["loss"], m["entropy"], tm["time/iteration"])
+	}
+	return em, false, nil
+}
+
+// evaluateLine evaluates the policy and writes the evaluation's line to metrics.jsonl.
+// interrupted says that ctx ended the evaluation: it then writes nothing and returns no error.
+func (t *Trainer) evaluateLine(ctx context.Context) (m Metrics, interrupted bool, err error) {
+	m, err = t.evaluate(ctx)
+	if ctx.Err() != nil && err != nil {
+		return nil, true, nil
+	}
+	if err == nil {
+		err = t.writeLine(t.metrics, m)
+	}
+	return m, false, err
 }
 
 // interruptedInEval ends a run whose evaluation was interrupted (by a signal, while waiting on a

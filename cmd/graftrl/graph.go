@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/graft"
+	"github.com/graftrl/graftrl/internal/strict"
 	"github.com/graftrl/graftrl/rollout"
 )
 
@@ -66,7 +66,8 @@ func graphRun(o *graphOptions) error {
 			m[k] = v
 		}
 	}
-	if err := envs.Options(m).Decode("graft", &opts); err != nil {
+	// Options parseEstimatorRuns has checked (advantage.Check), decoded as the registry decodes them.
+	if err := strict.DecodeMap(m, &opts); err != nil {
 		return &usageError{err.Error()}
 	}
 	r, err := rollout.ReadReplay(o.batch)

@@ -21,7 +21,7 @@ import (
 	"github.com/graftrl/graftrl/trainer"
 )
 
-// Exit statuses (README, Exit statuses).
+// Exit statuses (docs/reliability.md#exit-statuses).
 const (
 	exitError       = 1   // the environment failed or a fault stopped the work: the input was fine
 	exitConfig      = 2   // refused input: a bad config, flag, argument, command or input file, or a run directory in use, before work started

@@ -42,7 +42,7 @@ func graftrlIn(t *testing.T, bin, dir string, args ...string) (string, string, i
 }
 
 // Refused input exits with status 2 before any work, naming the flag, key or command: the
-// README's exit-status table, row 2.
+// exit-status table of docs/reliability.md, row 2.
 func TestRefusedInput(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
@@ -67,7 +67,7 @@ func TestRefusedInput(t *testing.T) {
 		{[]string{"train", "--config", cfg, "--set", "tasks.train=16.5"}, `key "tasks.train"`},
 		{[]string{"train", "--config", cfg, "--set", "tasks.group_size=1"}, "tasks.group_size: 1 gives grpo no signal"},
 		{[]string{"train", "--config", cfg, "--estimator", "gigpo", "--set", "tasks.group_size=1"}, "tasks.group_size: 1 gives gigpo no signal"},
-		{[]string{"train", "--config", cfg, "--estimator", "graft", "--set", "estimator.mode=tdd"}, `estimator.graft: option mode = "tdd"`},
+		{[]string{"train", "--config", cfg, "--estimator", "graft", "--set", "estimator.mode=tdd"}, `key "estimator.mode": value "tdd" is not allowed (allowed path, td, paper)`},
 		{[]string{"train", "--config", big}, "GRAFTRL_MAX_CONFIG_BYTES"},
 		{[]string{"graph", "--batch", cfg, "--rows", "-5"}, "unknown flag: --rows"},
 		{[]string{"advantages", "--batch", cfg, "--rows", "-5"}, "--rows -5 is out of range"},

@@ -221,8 +221,10 @@ func trainRun(ctx context.Context, o *trainOptions) error {
 	if err != nil {
 		return err
 	}
+	// The closing line reads the run's start against its end, held-out panel first: whether the
+	// policy learnt the task, and not only the layouts it trained on, is what the run shows.
 	fmt.Fprintf(o.out, "graftrl: done in %.0fs: %s, %d env steps; %s\n", s.Seconds, iterations(s.Iterations), s.EnvSteps,
-		trainer.EvalSummary(s.Final))
+		trainer.GainSummary(trainer.StartEval(t.Dir()), s.Final))
 	return nil
 }
 

@@ -31,7 +31,7 @@
 //     Aliased envs, where only the validity of the action must agree); the observation of a state is
 //     a function of its key (different observations never share a key; skipped for Aliased envs);
 //     some key is reached by two valid-action histories of different lengths (a key that encodes the
-//     history never is; skipped with NoCycles); StateKey has no side effect.
+//     history never is); StateKey has no side effect.
 //   - Distance: Info.Distance is >= 0, envs.DistUnknown or envs.DistDead; 0 exactly on success;
 //     DistDead or DistUnknown on a failed end; a valid step lowers a known distance by at most 1
 //     (deterministic envs). With ActionSet and a Cloner, the distance obeys the Bellman equation of
@@ -94,10 +94,6 @@ func Stochastic() Option { return func(s *suite) { s.stochastic = true } }
 // observation nor the result of an action needs to be a function of the key.
 func Aliased() Option { return func(s *suite) { s.aliased = true } }
 
-// NoCycles declares that no state can be reached twice by valid actions (a DAG), which turns off
-// the check that keys do not encode the history.
-func NoCycles() Option { return func(s *suite) { s.noCycles = true } }
-
 // Seeds replaces the task seeds the suite plays.
 func Seeds(seeds ...int64) Option {
 	return func(s *suite) { s.seeds = append([]int64(nil), seeds...) }
@@ -119,7 +115,6 @@ type suite struct {
 	hasPenalty bool
 	stochastic bool
 	aliased    bool
-	noCycles   bool
 	seeds      []int64
 	episodes   int
 	maxVocab   int

@@ -165,23 +165,19 @@ func mapHoles(rows []string) int {
 // ConfigFromOptions decodes and validates the options of the env section. Holes and max_turns
 // default by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	probe := DefaultConfig(DefaultSize)
-	if err := opts.Decode(Name, &probe); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig(probe.Size)
-	if rows, ok := standardMaps[probe.Map]; ok {
+	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+		if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
+			return Config{}, err
+		}
+		rows, ok := standardMaps[probe.Map]
+		if !ok {
+			return DefaultConfig(probe.Size), nil
+		}
 		// A map fixes the side and the holes; explicit size and holes keys must agree with it.
-		cfg = DefaultConfig(len(rows))
+		cfg := DefaultConfig(len(rows))
 		cfg.Holes = mapHoles(rows)
-	}
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+		return cfg, nil
+	})
 }
 
 func optionDocs() []envs.OptionDoc {

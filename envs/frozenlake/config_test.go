@@ -37,14 +37,3 @@ func TestConfigErrors(t *testing.T) {
 		{Opts: envs.Options{"slip_mode": "thirds"}, Want: `option "slip_mode": "thirds" is not a slip mode (allowed perpendicular, gymnasium)`},
 	})
 }
-
-func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 9, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"size": 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 20 {
-		t.Errorf("MaxTurns = %d, want 20", e.MaxTurns())
-	}
-}

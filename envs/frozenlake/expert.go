@@ -22,8 +22,8 @@ type plan struct {
 	slip      float64
 	gymnasium bool // SlipGymnasium's dynamics
 	turns     int
-	value     [][maxCells]float64
-	move      [][maxCells]int8
+	value     [][grid.MaxCells]float64
+	move      [][grid.MaxCells]int8
 }
 
 // newPlan runs value iteration (the Bellman optimality equation of success probability, with turns
@@ -43,7 +43,7 @@ type plan struct {
 // each, a move off the lake landing on i.
 func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
 	p := &plan{lake: lake, slip: slip, gymnasium: gymnasium, turns: turns,
-		value: make([][maxCells]float64, turns+1), move: make([][maxCells]int8, turns+1)}
+		value: make([][grid.MaxCells]float64, turns+1), move: make([][grid.MaxCells]int8, turns+1)}
 	// slipFree ranks a move by the slip-free distance of its intended cell; holes and cells cut off
 	// from the goal come last.
 	slipFree := func(j int) int {
@@ -55,7 +55,7 @@ func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
 	for h := range p.value {
 		for r := range lake.size {
 			for c := range lake.size {
-				i := r*stride + c
+				i := grid.Index(r, c)
 				p.move[h][i] = -1
 				switch {
 				case lake.cells[i] == goal:
@@ -65,11 +65,11 @@ func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
 					continue
 				}
 				prev := &p.value[h-1]
-				var q [numDirections]float64
+				var q [grid.NumDirections]float64
 				best := math.Inf(-1)
-				for d := range numDirections {
+				for d := range grid.NumDirections {
 					q[d] = math.Inf(-1)
-					if _, ok := lake.neighbour(i, d); ok || gymnasium {
+					if _, ok := grid.Neighbour(i, d, lake.size); ok || gymnasium {
 						q[d] = lake.expected(prev, slip, gymnasium, i, d)
 						best = max(best, q[d])
 					}
@@ -78,11 +78,11 @@ func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
 					continue // no valid move: impossible on a lake of side 2 or more
 				}
 				chosen, rank := -1, 0
-				for d := range numDirections {
+				for d := range grid.NumDirections {
 					if q[d] < best-tieTolerance {
 						continue
 					}
-					j, ok := lake.neighbour(i, d)
+					j, ok := grid.Neighbour(i, d, lake.size)
 					if !ok {
 						j = i // a move towards the edge, valid under SlipGymnasium
 					}
@@ -99,9 +99,9 @@ func newPlan(lake layout, slip float64, gymnasium bool, turns int) *plan {
 
 // expected is Q_h(i, d) of newPlan: the mean of v (the values with one turn less) over the cells a
 // move from i in direction d lands on, weighted by the slip probabilities.
-func (l *layout) expected(v *[maxCells]float64, slip float64, gymnasium bool, i int, d direction) float64 {
+func (l *layout) expected(v *[grid.MaxCells]float64, slip float64, gymnasium bool, i int, d direction) float64 {
 	land := func(d direction) int {
-		if j, ok := l.neighbour(i, d); ok {
+		if j, ok := grid.Neighbour(i, d, l.size); ok {
 			return j
 		}
 		return i // against the edge
@@ -125,8 +125,8 @@ func (f *FrozenLake) expertPlan() *plan {
 // ValidActions returns the moves whose intended cell is on the lake, in the order up, down, left,
 // right (a move into a hole is valid; see envs.ValidActioner).
 func (f *FrozenLake) ValidActions() []string {
-	return grid.ValidMoves(f.started && !f.over, func(d direction) (int, bool) {
-		_, ok := f.neighbour(f.agent, d)
+	return grid.ValidMoves(f.ep.Running(), func(d direction) (int, bool) {
+		_, ok := grid.Neighbour(f.agent, d, f.size)
 		return envs.DistUnknown, ok || f.cfg.gymnasiumSlips()
 	})
 }
@@ -136,8 +136,8 @@ func (f *FrozenLake) ValidActions() []string {
 // (computed once per lake; see newPlan for the equations and the tie-break). It depends on the cell
 // and the turn, not on the slips to come (see envs.Expert).
 func (f *FrozenLake) ExpertAction() (string, error) {
-	if f.started && !f.over {
-		if d := f.expertPlan().move[f.cfg.MaxTurns-f.turn][f.agent]; d >= 0 {
+	if f.ep.Running() {
+		if d := f.expertPlan().move[f.cfg.MaxTurns-f.ep.Turn()][f.agent]; d >= 0 {
 			return direction(d).Word(), nil
 		}
 	}
@@ -148,8 +148,8 @@ func (f *FrozenLake) ExpertAction() (string, error) {
 // goal from the current state before the step cap: the value-iteration value of the agent's cell
 // with the turns left. It is 0 when no episode is running.
 func (f *FrozenLake) ExpertSuccess() float64 {
-	if !f.started || f.over {
+	if !f.ep.Running() {
 		return 0
 	}
-	return f.expertPlan().value[f.cfg.MaxTurns-f.turn][f.agent]
+	return f.expertPlan().value[f.cfg.MaxTurns-f.ep.Turn()][f.agent]
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // TestExpertPlanByHand checks the value iteration on a 2×2 lake, S G over the ice cells A B, with
@@ -25,16 +26,16 @@ func TestExpertPlanByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.expertPlan()
-	const cellS, cellA, cellB = 0, stride, stride + 1
+	const cellS, cellA, cellB = 0, grid.MaxSide, grid.MaxSide + 1
 	for _, c := range []struct {
 		h, cell int
 		value   float64
 		move    direction
 	}{
-		{1, cellS, 0.8, right},
-		{1, cellB, 0.8, up},
-		{2, cellS, 0.88, right},
-		{2, cellA, 0.72, up},
+		{1, cellS, 0.8, grid.Right},
+		{1, cellB, 0.8, grid.Up},
+		{2, cellS, 0.88, grid.Right},
+		{2, cellA, 0.72, grid.Up},
 	} {
 		if got := p.value[c.h][c.cell]; math.Abs(got-c.value) > 1e-12 || direction(p.move[c.h][c.cell]) != c.move {
 			t.Errorf("cell %d with %d turns: value %v, move %s; want %v, %s", c.cell, c.h, got, direction(p.move[c.h][c.cell]).Word(), c.value, c.move.Word())
@@ -53,11 +54,11 @@ func TestExpertPlanByHand(t *testing.T) {
 
 // evaluate returns the success probability of a fixed policy (move(h, cell), a direction) from every
 // cell with h turns left: the recursion of the value iteration without the max.
-func evaluate(l layout, slip float64, turns int, move func(h, i int) direction) [][maxCells]float64 {
-	v := make([][maxCells]float64, turns+1)
+func evaluate(l layout, slip float64, turns int, move func(h, i int) direction) [][grid.MaxCells]float64 {
+	v := make([][grid.MaxCells]float64, turns+1)
 	for h := range v {
-		for i := range maxCells {
-			if row(i) >= l.size || col(i) >= l.size {
+		for i := range grid.MaxCells {
+			if grid.Row(i) >= l.size || grid.Col(i) >= l.size {
 				continue
 			}
 			switch {
@@ -84,14 +85,14 @@ func TestExpertBeatsTheShortestPath(t *testing.T) {
 		p := f.expertPlan()
 		greedy := evaluate(f.layout, f.cfg.Slip, f.cfg.MaxTurns, func(_, i int) direction {
 			best, bestD := direction(-1), math.MaxInt
-			for d := range numDirections {
-				if j, ok := f.neighbour(i, d); ok && f.cells[j] != hole && f.dist[j] != unreachable && int(f.dist[j]) < bestD {
+			for d := range grid.NumDirections {
+				if j, ok := grid.Neighbour(i, d, f.size); ok && f.cells[j] != hole && f.dist[j] != unreachable && int(f.dist[j]) < bestD {
 					best, bestD = d, int(f.dist[j])
 				}
 			}
 			if best < 0 { // surrounded by holes and edges: any valid move
-				for d := range numDirections {
-					if _, ok := f.neighbour(i, d); ok {
+				for d := range grid.NumDirections {
+					if _, ok := grid.Neighbour(i, d, f.size); ok {
 						return d
 					}
 				}
@@ -100,7 +101,7 @@ func TestExpertBeatsTheShortestPath(t *testing.T) {
 		})
 		own := evaluate(f.layout, f.cfg.Slip, f.cfg.MaxTurns, func(h, i int) direction { return direction(p.move[h][i]) })
 		for h := range greedy {
-			for i := range maxCells {
+			for i := range grid.MaxCells {
 				if math.Abs(own[h][i]-p.value[h][i]) > 1e-12 {
 					t.Fatalf("seed %d: V_%d(cell %d) = %v, but the plan's moves are worth %v", seed, h, i, p.value[h][i], own[h][i])
 				}

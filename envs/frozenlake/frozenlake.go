@@ -63,9 +63,7 @@
 package frozenlake
 
 import (
-	"errors"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/grid"
@@ -74,67 +72,33 @@ import (
 // direction is a move of the agent, in the order of the observation words.
 type direction = grid.Direction
 
-const (
-	up            = grid.Up
-	down          = grid.Down
-	left          = grid.Left
-	right         = grid.Right
-	numDirections = grid.NumDirections
-)
-
-// turnLeft returns the direction a quarter turn counter-clockwise of d, one of the two slips.
+// turnLeft returns the direction a quarter turn counter-clockwise of d, one of the two slips:
+// up→left, down→right, left→down, right→up.
 func turnLeft(d direction) direction {
-	switch d {
-	case up:
-		return left
-	case left:
-		return down
-	case down:
-		return right
-	}
-	return up
+	return [...]direction{grid.Left, grid.Right, grid.Down, grid.Up}[d]
 }
 
-// turnRight returns the direction a quarter turn clockwise of d, the other slip.
+// turnRight returns the direction a quarter turn clockwise of d, the other slip: up→right,
+// down→left, left→up, right→down.
 func turnRight(d direction) direction {
-	switch d {
-	case up:
-		return right
-	case right:
-		return down
-	case down:
-		return left
-	}
-	return up
+	return [...]direction{grid.Right, grid.Left, grid.Up, grid.Down}[d]
 }
 
-// Constant strings sliced by index, because substrings of constants do not allocate.
 const (
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
 	// position words go up to side 7 whatever the size, so one vocabulary serves lakes of 4..7;
-	// side 8 appends its own words (largeWords) at the end.
+	// side 8 appends its own words, r7 and c7, at the end (grid.Vocabulary).
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall hole goal up down left right invalid"
-	largeWords = "r7 c7"
-	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
-	// unchanged position is its own fault and not a slip against the edge.
-	invalidWord = "invalid"
 	// slipSalt is mixed into the slip stream (see the package doc); it is part of the episode
 	// identity: changing it changes every slip of every run.
 	slipSalt = 0x736c6970 // "slip"
 )
 
-func rowWord(i int) string { return grid.RowWord(row(i)) }
-func colWord(i int) string { return grid.ColWord(col(i)) }
+// smallSize is the largest side whose positions the words of vocabulary cover.
+const smallSize = 7
 
-func (c cell) word() string {
-	switch c {
-	case hole:
-		return "hole"
-	case goal:
-		return "goal"
-	}
-	return "open"
-}
+// word is the observation word of a cell; ice is "open".
+func (c cell) word() string { return [...]string{"open", "hole", "goal"}[c] }
 
 // splitmix64 is the finaliser of the SplitMix64 generator, a bijective mix of 64 bits.
 func splitmix64(x uint64) uint64 {
@@ -152,24 +116,12 @@ func slipStream(k int64, e uint64) uint64 { return splitmix64(splitmix64(uint64(
 type FrozenLake struct {
 	cfg Config
 	layout
-	// seeded is set once layout holds the lake of layoutSeed, which Reset then reuses: the rollouts of
-	// a group replay the same task.
-	seeded     bool
-	layoutSeed int64
-	// fixed is set for hand-built lakes, which Reset keeps whatever the seed.
-	fixed bool
-
+	ep grid.Episode
 	// slips is the random stream of the current episode; as a value it is copied by Clone.
 	slips rand.PCG
 	// episodes counts the Resets of the instance; the episode of the next Reset is episodes.
 	episodes uint64
-	// task is the task seed of the current episode.
-	task int64
-
-	agent   int
-	turn    int
-	started bool
-	over    bool
+	agent    int
 	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
 	scratch [40]byte
 	// plan is the expert's policy of the lake, computed on the first ExpertAction of a lake and never
@@ -203,7 +155,7 @@ func newFromGrid(rows []string, cfg Config) (*FrozenLake, error) {
 		return nil, err
 	}
 	cfg.Size = l.size
-	return &FrozenLake{cfg: cfg, layout: l, fixed: true}, nil
+	return &FrozenLake{cfg: cfg, layout: l, ep: grid.FixedEpisode()}, nil
 }
 
 // Config returns the configuration of the lake.
@@ -228,75 +180,51 @@ func (f *FrozenLake) SeedEpisode(seed int64) {
 // (it copies the stream), so a lookahead on clones would foresee the slips; clones reseeded with
 // different k slip independently from here on, and the same k reproduces the same continuation.
 func (f *FrozenLake) ReseedSlips(k int64) {
-	f.slips.Seed(uint64(f.task), splitmix64(slipStream(k, f.episodes-1)+uint64(f.turn)+1))
+	f.slips.Seed(uint64(f.ep.Task()), splitmix64(slipStream(k, f.episodes-1)+uint64(f.ep.Turn())+1))
 }
 
 // Reset starts the episode of a task seed (see the package doc for the instruction format and the
 // seeding of the slips).
 func (f *FrozenLake) Reset(task int64) (string, envs.Observation, error) {
-	if !f.fixed && (!f.seeded || f.layoutSeed != task) {
-		// A failed draw leaves a partial layout behind; no episode may run on it.
-		f.seeded, f.started = false, false
-		if err := f.generate(f.cfg, task); err != nil {
-			return "", envs.Observation{}, err
-		}
-		f.seeded, f.layoutSeed = true, task
+	if err := f.ep.Load(task, func(task int64) error { return f.generate(f.cfg, task) }); err != nil {
+		return "", envs.Observation{}, err
 	}
 	f.slips.Seed(uint64(task), slipStream(f.cfg.SlipSeed, f.episodes))
-	f.task = task
 	f.episodes++
-	f.agent, f.turn, f.started, f.over = f.start, 0, true, false
-	obs := envs.Observation{Text: f.text(false), Info: envs.Info{Distance: f.distance()}}
-	return "goal " + rowWord(f.goal) + " " + colWord(f.goal), obs, nil
+	f.agent = f.start
+	f.ep.Start(f.cfg.MaxTurns)
+	return "goal " + grid.Position(f.goal), grid.Moved(f.text(false), f.distance()), nil
 }
 
 // Step applies one action (see the package doc). Stepping before Reset or after the episode ended
 // is a fault of the caller and returns an error.
 func (f *FrozenLake) Step(action string) (envs.Observation, error) {
-	if !f.started {
-		return envs.Observation{}, errors.New("frozenlake: Step before Reset")
-	}
-	if f.over {
-		return envs.Observation{}, errors.New("frozenlake: Step after the episode ended")
-	}
-	f.turn++
-	var obs envs.Observation
-	d, ok := grid.ParseDirection(action)
-	if ok && !f.cfg.gymnasiumSlips() {
-		_, ok = f.neighbour(f.agent, d)
-	}
-	if !ok {
-		obs.Reward = f.cfg.InvalidPenalty
-		obs.Info.Invalid = true
-		obs.Text = f.text(true)
-		obs.Info.Distance = f.distance()
-	} else {
+	return f.ep.Step(Name, func() envs.Observation {
+		d, ok := grid.ParseDirection(action)
+		if ok && !f.cfg.gymnasiumSlips() {
+			_, ok = grid.Neighbour(f.agent, d, f.size)
+		}
+		if !ok {
+			return grid.Invalid(f.cfg.InvalidPenalty, f.text(true), f.distance())
+		}
 		actual := f.slip(d)
+		if next, on := grid.Neighbour(f.agent, actual, f.size); on {
+			f.agent = next
+		}
+		var obs envs.Observation
+		switch f.cells[f.agent] {
+		case hole:
+			obs = grid.Failure(grid.EndText(f.agent, "hole"))
+		case goal:
+			obs = grid.Success(f.cfg.SuccessReward, grid.EndText(f.agent, "goal"))
+		default:
+			obs = grid.Moved(f.text(false), f.distance())
+		}
 		if actual != d {
 			obs.Info.Extra = map[string]float64{"slipped": 1}
 		}
-		if next, on := f.neighbour(f.agent, actual); on {
-			f.agent = next
-		}
-		switch f.cells[f.agent] {
-		case hole:
-			obs.Done = true
-			obs.Text = f.endText()
-			obs.Info.Distance = envs.DistDead
-		case goal:
-			obs.Done = true
-			obs.Outcome = f.cfg.SuccessReward
-			obs.Info.Success = true
-			obs.Text = f.endText()
-		default:
-			obs.Text = f.text(false)
-			obs.Info.Distance = f.distance()
-		}
-	}
-	// A step that ends the episode on the last turn is a termination, not a truncation.
-	obs.Truncated = !obs.Done && f.turn >= f.cfg.MaxTurns
-	f.over = obs.Over()
-	return obs, nil
+		return obs
+	})
 }
 
 // slip draws the direction a move in direction d actually takes (see the package doc).
@@ -330,7 +258,7 @@ func (f *FrozenLake) distance() int {
 
 // look returns the word for what lies next to the agent in direction d.
 func (f *FrozenLake) look(d direction) string {
-	j, ok := f.neighbour(f.agent, d)
+	j, ok := grid.Neighbour(f.agent, d, f.size)
 	if !ok {
 		return "wall"
 	}
@@ -339,36 +267,16 @@ func (f *FrozenLake) look(d direction) string {
 
 // text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
 func (f *FrozenLake) text(invalid bool) string {
-	b := f.scratch[:0]
-	if invalid {
-		b = append(b, invalidWord...)
-		b = append(b, ' ')
-	}
-	b = append(b, rowWord(f.agent)...)
-	b = append(b, ' ')
-	b = append(b, colWord(f.agent)...)
-	for d := range numDirections {
-		b = append(b, ' ')
-		b = append(b, f.look(d)...)
-	}
-	return string(b)
-}
-
-// endText is the observation of a terminal state: the position and the cell the agent ended on.
-func (f *FrozenLake) endText() string {
-	return rowWord(f.agent) + " " + colWord(f.agent) + " " + f.cells[f.agent].word()
+	return string(grid.AppendView(f.scratch[:0], invalid, f.agent, f.look))
 }
 
 // StateKey returns the agent's cell, "r<R>c<C>"; the rest of the state is fixed by the task.
-func (f *FrozenLake) StateKey() string { return grid.CellKey(row(f.agent), col(f.agent)) }
+func (f *FrozenLake) StateKey() string { return grid.CellKey(f.agent) }
 
 // Vocabulary returns the words of the env (see the package doc): the same for sides 4..7, plus r7
 // and c7 for side 8.
 func (f *FrozenLake) Vocabulary() []string {
-	if f.cfg.Size == MaxSize {
-		return strings.Fields(vocabulary + " " + largeWords)
-	}
-	return strings.Fields(vocabulary)
+	return grid.Vocabulary(vocabulary, f.cfg.Size, smallSize, MaxSize)
 }
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
@@ -393,22 +301,16 @@ func (f *FrozenLake) Legend() string {
 // 'S' start, 'G' goal, 'H' hole, '.' ice. Before the first Reset of a generated lake there is nothing
 // to draw and it returns "".
 func (f *FrozenLake) Render() string {
-	if !f.fixed && !f.seeded {
+	if !f.ep.HasLayout() {
 		return ""
 	}
-	return grid.Render(f.size, func(r, c int) byte {
-		i := r*stride + c
-		ch := byte('.')
+	return grid.Render(f.size, func(i int) byte {
 		switch {
-		case f.started && i == f.agent:
-			ch = '@'
+		case f.ep.Started() && i == f.agent:
+			return '@'
 		case i == f.start:
-			ch = 'S'
-		case f.cells[i] == hole:
-			ch = 'H'
-		case f.cells[i] == goal:
-			ch = 'G'
+			return 'S'
 		}
-		return ch
+		return symbols[f.cells[i]]
 	})
 }

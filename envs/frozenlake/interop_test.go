@@ -47,10 +47,10 @@ type expertSuccessAtCap struct {
 }
 
 // gymnasiumActions are gymnasium's FrozenLake actions 0..3.
-var gymnasiumActions = [4]direction{left, down, right, up}
+var gymnasiumActions = [4]direction{grid.Left, grid.Down, grid.Right, grid.Up}
 
 // cellIndex numbers a cell as gymnasium does.
-func (l *layout) cellIndex(i int) int { return row(i)*l.size + col(i) }
+func (l *layout) cellIndex(i int) int { return grid.Row(i)*l.size + grid.Col(i) }
 
 // transitionsOf derives P[s][a] from the package doc's dynamics and Config's slip modes.
 func transitionsOf(f *FrozenLake) lakeTransitions {
@@ -62,7 +62,7 @@ func transitionsOf(f *FrozenLake) lakeTransitions {
 	}
 	for r := range l.size {
 		for c := range l.size {
-			i := r*stride + c
+			i := grid.Index(r, c)
 			s := l.cellIndex(i)
 			moves := make([][]transition, len(gymnasiumActions))
 			out.P = append(out.P, moves)
@@ -71,7 +71,7 @@ func transitionsOf(f *FrozenLake) lakeTransitions {
 				continue
 			}
 			for a, d := range gymnasiumActions {
-				if _, ok := l.neighbour(i, d); !ok && !f.cfg.gymnasiumSlips() {
+				if _, ok := grid.Neighbour(i, d, l.size); !ok && !f.cfg.gymnasiumSlips() {
 					out.Invalid = append(out.Invalid, [2]int{s, a})
 					moves[a] = []transition{{P: 1, Next: s, Reward: f.cfg.InvalidPenalty}}
 					continue
@@ -81,7 +81,7 @@ func transitionsOf(f *FrozenLake) lakeTransitions {
 					d direction
 					p float64
 				}{{d, ahead}, {turnLeft(d), side}, {turnRight(d), side}} {
-					j, ok := l.neighbour(i, o.d)
+					j, ok := grid.Neighbour(i, o.d, l.size)
 					if !ok {
 						j = i
 					}
@@ -136,7 +136,7 @@ func TestGymnasiumTransitionsMatchSteps(t *testing.T) {
 		}
 		tr := transitionsOf(f)
 		for s, moves := range tr.P {
-			i := (s/f.size)*stride + s%f.size
+			i := grid.Index(s/f.size, s%f.size)
 			for a, outs := range moves {
 				if len(outs) == 0 {
 					continue

@@ -6,13 +6,6 @@ import (
 	"github.com/graftrl/graftrl/envs/grid"
 )
 
-// Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the lake side, so that a
-// cell maps onto the position words and state keys without arithmetic on the size.
-const (
-	stride   = MaxSize
-	maxCells = MaxSize * MaxSize
-)
-
 // cell is the content of a lake cell.
 type cell uint8
 
@@ -21,6 +14,10 @@ const (
 	hole
 	goal
 )
+
+// symbols are the characters of the cells (ice, hole, goal), in pictures and in
+// the literal grids of tests.
+const symbols = ".HG"
 
 // unreachable marks cells in dist from which the goal cannot be reached.
 const unreachable = grid.Unreachable
@@ -37,24 +34,16 @@ const maxDraws = 10_000
 // type (fixed arrays) so that copying an env copies its layout.
 type layout struct {
 	size  int
-	cells [maxCells]cell
+	cells [grid.MaxCells]cell
 	// dist[i] is the number of moves from cell i to the goal avoiding holes if no move slipped, or
 	// unreachable.
-	dist        [maxCells]int8
+	dist        [grid.MaxCells]int8
 	start, goal int
-}
-
-func row(i int) int { return i / stride }
-func col(i int) int { return i % stride }
-
-// neighbour returns the cell next to i in direction d, or ok=false off the lake.
-func (l *layout) neighbour(i int, d direction) (j int, ok bool) {
-	return grid.Neighbour(i, d, l.size, stride)
 }
 
 // solve fills dist by a breadth-first search from the goal over cells that are not holes.
 func (l *layout) solve() {
-	grid.Distances(l.dist[:], l.goal, l.size, stride, func(j int) bool { return l.cells[j] != hole })
+	grid.Distances(l.dist[:], l.goal, l.size, func(j int) bool { return l.cells[j] != hole })
 }
 
 // generate draws the lake of a task seed: start, goal and holes on distinct cells, redrawn from the
@@ -63,11 +52,11 @@ func (l *layout) solve() {
 func (l *layout) generate(cfg Config, seed int64) error {
 	n := cfg.Size
 	need := 2 + cfg.Holes
-	draw := grid.NewCellDraw(seed, layoutStream, n, stride)
+	draw := grid.NewCellDraw(seed, layoutStream, n)
 	l.size = n
 	for range maxDraws {
 		perm := draw.Next(need)
-		l.cells = [maxCells]cell{}
+		l.cells = [grid.MaxCells]cell{}
 		l.start, l.goal = perm[0], perm[1]
 		for _, i := range perm[2:need] {
 			l.cells[i] = hole
@@ -86,36 +75,11 @@ func (l *layout) generate(cfg Config, seed int64) error {
 // the goal to be reachable.
 func parseLayout(rows []string) (layout, error) {
 	var l layout
-	n := len(rows)
-	if n < 2 || n > MaxSize {
-		return l, fmt.Errorf("frozenlake: lake has %d rows, want 2..%d", n, MaxSize)
+	size, at, err := grid.ParseLayout("frozenlake: lake", rows, 2, MaxSize, symbols, l.cells[:], "SG")
+	if err != nil {
+		return layout{}, err
 	}
-	l.size = n
-	starts, goals := 0, 0
-	for r, line := range rows {
-		if len(line) != n {
-			return l, fmt.Errorf("frozenlake: lake row %d %q has %d cells, want %d", r, line, len(line), n)
-		}
-		for c, ch := range []byte(line) {
-			i := r*stride + c
-			switch ch {
-			case '.':
-			case 'H':
-				l.cells[i] = hole
-			case 'S':
-				l.start = i
-				starts++
-			case 'G':
-				l.cells[i], l.goal = goal, i
-				goals++
-			default:
-				return l, fmt.Errorf("frozenlake: lake row %d %q: unknown cell %q", r, line, ch)
-			}
-		}
-	}
-	if starts != 1 || goals != 1 {
-		return l, fmt.Errorf("frozenlake: lake has %d starts and %d goals, want one of each", starts, goals)
-	}
+	l.size, l.start, l.goal = size, at[0], at[1]
 	l.solve()
 	return l, nil
 }

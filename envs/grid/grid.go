@@ -1,25 +1,49 @@
-// Package grid holds what the grid environments (maze, keydoor, frozenlake, sokoban) share: the
-// four moves and their action words, the position words r0..r10 and c0..c10, the cell state keys
-// r0c0..r10c10, the drawing frame of Render, the list of valid moves and the shortest-path expert
-// move built on each env's own move rule, the draw of distinct cells of a layout generator
-// (CellDraw), the size note of option errors (SizeNote) and the per-task step cap of
-// turn_cap_factor (TurnCap, CheckTurnCapFactor). Each env keeps its own cells, layout and
-// rules.
+// Package grid holds what the grid environments (maze, keydoor, frozenlake, sokoban) share, so that
+// each env keeps only what makes it itself (its cells, layout generator, rules and words):
+//
+//   - the cells of a grid, indexed row·MaxSide + column whatever the side, the four moves, the
+//     breadth-first distances to a goal and the draw of distinct cells of a layout generator
+//     (CellDraw);
+//   - the text: the action words, the position words r0..r10 and c0..c10, the cell state keys
+//     r0c0..r10c10, the observation of a position and its four neighbours (AppendView), the word
+//     lists (Vocabulary) and the drawing frame of Render;
+//   - the episode lifecycle (Episode): the layout of a task seed drawn once and kept while the seed
+//     repeats, the turn count, the step cap of each task (turn_cap_factor: TaskCap, MaxCap) and
+//     the accounting of a step, with the observations of its outcomes (Invalid, Moved, Success,
+//     Failure);
+//   - the hand-built layouts of tests read from text (ParseLayout, ParseRows);
+//   - the options: their two-pass decoding where defaults depend on the side (DecodeOptions), the
+//     checks and docs of turn_cap_factor, the size note of option errors;
+//   - the valid moves and the shortest-path expert move built on each env's own move rule.
 package grid
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
-	"strconv"
 	"strings"
-
-	"github.com/graftrl/graftrl/envs"
 )
 
 // MaxSide is the largest grid side the position words and cell keys cover (maze and keydoor go up
 // to 11).
 const MaxSide = 11
+
+// MaxCells bounds the cell indices of every grid: row·MaxSide + column < MaxCells.
+const MaxCells = MaxSide * MaxSide
+
+// A cell index fits the byte of Distances's queue; otherwise this constant overflows and does not
+// compile.
+const _ = uint8(MaxCells - 1)
+
+// Index returns the index of the cell at row r, column c. Cells are indexed with the fixed stride
+// MaxSide whatever the side of the grid, so that an index maps onto position words and state keys
+// without the side; the stride is not part of any task's identity (generators draw rows and
+// columns).
+func Index(r, c int) int { return r*MaxSide + c }
+
+// Row returns the row of cell i.
+func Row(i int) int { return i / MaxSide }
+
+// Col returns the column of cell i.
+func Col(i int) int { return i % MaxSide }
 
 // Direction is a move of the agent, in the order the envs list neighbours in observations.
 type Direction int
@@ -70,96 +94,16 @@ func ParseDirection(text string) (Direction, bool) {
 	return 0, false
 }
 
-// Constant strings sliced by index, because substrings of constants do not allocate. Each word
-// or key sits in a fixed-width slot, padded with spaces, so that its place is a multiple of its
-// index; the one- and two-digit rows and columns then share one layout.
-const (
-	// rowWords and colWords hold the words r0..r10 and c0..c10, one 3-byte slot each.
-	rowWords = "r0 r1 r2 r3 r4 r5 r6 r7 r8 r9 r10"
-	colWords = "c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10"
-	// cellKeys holds the state keys r0c0..r10c10, one 6-byte slot each, row-major.
-	cellKeys = "r0c0  r0c1  r0c2  r0c3  r0c4  r0c5  r0c6  r0c7  r0c8  r0c9  r0c10 " +
-		"r1c0  r1c1  r1c2  r1c3  r1c4  r1c5  r1c6  r1c7  r1c8  r1c9  r1c10 " +
-		"r2c0  r2c1  r2c2  r2c3  r2c4  r2c5  r2c6  r2c7  r2c8  r2c9  r2c10 " +
-		"r3c0  r3c1  r3c2  r3c3  r3c4  r3c5  r3c6  r3c7  r3c8  r3c9  r3c10 " +
-		"r4c0  r4c1  r4c2  r4c3  r4c4  r4c5  r4c6  r4c7  r4c8  r4c9  r4c10 " +
-		"r5c0  r5c1  r5c2  r5c3  r5c4  r5c5  r5c6  r5c7  r5c8  r5c9  r5c10 " +
-		"r6c0  r6c1  r6c2  r6c3  r6c4  r6c5  r6c6  r6c7  r6c8  r6c9  r6c10 " +
-		"r7c0  r7c1  r7c2  r7c3  r7c4  r7c5  r7c6  r7c7  r7c8  r7c9  r7c10 " +
-		"r8c0  r8c1  r8c2  r8c3  r8c4  r8c5  r8c6  r8c7  r8c8  r8c9  r8c10 " +
-		"r9c0  r9c1  r9c2  r9c3  r9c4  r9c5  r9c6  r9c7  r9c8  r9c9  r9c10 " +
-		"r10c0 r10c1 r10c2 r10c3 r10c4 r10c5 r10c6 r10c7 r10c8 r10c9 r10c10"
-)
-
-// The constants cover exactly MaxSide rows and columns, and a cell index fits the byte of
-// Distances's queue: otherwise a constant below goes negative or overflows, which does not compile.
-const (
-	_ = uint(len(rowWords) - 3*MaxSide)
-	_ = uint(3*MaxSide - len(rowWords))
-	_ = uint(len(colWords) - 3*MaxSide)
-	_ = uint(3*MaxSide - len(colWords))
-	_ = uint(len(cellKeys) - 6*MaxSide*MaxSide)
-	_ = uint(6*MaxSide*MaxSide - len(cellKeys))
-	_ = uint8(MaxSide*MaxSide - 1)
-)
-
-// wordLen is the length of the position word of row or column n: 2 up to 9 ("r9"), 3 from 10.
-func wordLen(n int) int {
-	if n >= 10 {
-		return 3
-	}
-	return 2
+// Offset returns the change of cell index of a move in direction d (see Index), for grids whose
+// border is walled so that a move never leaves them.
+func (d Direction) Offset() int {
+	return [...]int{-MaxSide, MaxSide, -1, 1}[d]
 }
 
-// RowWord returns the position word of row r (0 ≤ r < MaxSide): "r0".."r10".
-func RowWord(r int) string { return rowWords[3*r : 3*r+wordLen(r)] }
-
-// ColWord returns the position word of column c (0 ≤ c < MaxSide): "c0".."c10".
-func ColWord(c int) string { return colWords[3*c : 3*c+wordLen(c)] }
-
-// CellKey returns the state key of the cell at row r, column c (0 ≤ r, c < MaxSide): "r<R>c<C>",
-// such as "r2c3" or "r10c3" (the letters keep two-digit rows and columns apart).
-func CellKey(r, c int) string {
-	i := 6 * (r*MaxSide + c)
-	return cellKeys[i : i+wordLen(r)+wordLen(c)]
-}
-
-// Render draws a size×size grid (size ≤ MaxSide) for people, one row per line under a header of
-// column numbers; at(r, c) gives the character of each cell. From size 11 on, where rows and
-// columns reach two digits, row labels and columns are one character wider.
-func Render(size int, at func(r, c int) byte) string {
-	pad := func(b *strings.Builder, n int) {
-		for range n {
-			b.WriteByte(' ')
-		}
-	}
-	wide := 0
-	if size > 10 {
-		wide = 1
-	}
-	var b strings.Builder
-	pad(&b, 2+wide)
-	for c := range size {
-		pad(&b, 1+wide+2-wordLen(c))
-		b.WriteString(strconv.Itoa(c))
-	}
-	for r := range size {
-		b.WriteByte('\n')
-		b.WriteString(RowWord(r))
-		pad(&b, wide+2-wordLen(r))
-		for c := range size {
-			pad(&b, 1+wide)
-			b.WriteByte(at(r, c))
-		}
-	}
-	b.WriteByte('\n')
-	return b.String()
-}
-
-// Neighbour returns the cell next to cell i in direction d on a size×size grid whose cells are
-// indexed row·stride + column, or ok=false off the grid.
-func Neighbour(i int, d Direction, size, stride int) (j int, ok bool) {
-	r, c := i/stride, i%stride
+// Neighbour returns the cell next to cell i in direction d on a size×size grid, or ok=false off the
+// grid.
+func Neighbour(i int, d Direction, size int) (j int, ok bool) {
+	r, c := Row(i), Col(i)
 	switch d {
 	case Up:
 		r--
@@ -173,27 +117,27 @@ func Neighbour(i int, d Direction, size, stride int) (j int, ok bool) {
 	if r < 0 || r >= size || c < 0 || c >= size {
 		return 0, false
 	}
-	return r*stride + c, true
+	return Index(r, c), true
 }
 
 // Unreachable marks the cells Distances cannot reach.
 const Unreachable = -1
 
-// Distances fills dist (indexed like Neighbour's cells) with the number of moves from every cell
-// to goal through cells for which passable is true, by a breadth-first search from goal; cells it
-// cannot reach get Unreachable. Moves are symmetric, so distances from the goal are distances to
+// Distances fills dist (indexed by cell) with the number of moves from every cell of a size×size
+// grid to goal through cells for which passable is true, by a breadth-first search from goal; cells
+// it cannot reach get Unreachable. Moves are symmetric, so distances from the goal are distances to
 // it.
-func Distances(dist []int8, goal, size, stride int, passable func(j int) bool) {
+func Distances(dist []int8, goal, size int, passable func(j int) bool) {
 	for i := range dist {
 		dist[i] = Unreachable
 	}
-	var queue [MaxSide * MaxSide]uint8 // cell indices, below MaxSide² (checked at compile time)
+	var queue [MaxCells]uint8 // cell indices, below MaxCells (checked at compile time)
 	queue[0] = uint8(goal)
 	dist[goal] = 0
 	for head, tail := 0, 1; head < tail; head++ {
 		i := int(queue[head])
 		for d := range NumDirections {
-			j, ok := Neighbour(i, d, size, stride)
+			j, ok := Neighbour(i, d, size)
 			if !ok || dist[j] != Unreachable || !passable(j) {
 				continue
 			}
@@ -204,65 +148,22 @@ func Distances(dist []int8, goal, size, stride int, passable func(j int) bool) {
 	}
 }
 
-// Moves returns the action words of the allowed moves, in direction order, and the distance to
-// success each leads to: next(d) reports whether move d is allowed and, if so, the distance after it
-// (0 for success, or envs.DistDead). It serves ValidMoves and ExpertMove.
-func Moves(next func(d Direction) (dist int, ok bool)) (words []string, dists []int) {
-	words, dists = make([]string, 0, NumDirections), make([]int, 0, NumDirections)
-	for d := range NumDirections {
-		if dist, ok := next(d); ok {
-			words, dists = append(words, d.Word()), append(dists, dist)
-		}
-	}
-	return words, dists
-}
-
-// ValidMoves is the ValidActions of a grid env (see envs.ValidActioner): the words of the allowed
-// moves, in direction order, while an episode runs (see Moves for next); none otherwise.
-func ValidMoves(running bool, next func(d Direction) (dist int, ok bool)) []string {
-	if !running {
-		return nil
-	}
-	words, _ := Moves(next)
-	return words
-}
-
-// ExpertMove is the ExpertAction of a grid env's shortest-path expert (see envs.Expert): the word of
-// the allowed move that leads closest to success (see Moves for next, and envs.Closest for the
-// choice: ties go to the first in direction order, and where no move leads to a known distance, the
-// first allowed move). Where no episode runs or no move is allowed, the error, prefixed by the env's
-// name, wraps envs.ErrNoAction.
-func ExpertMove(env string, running bool, next func(d Direction) (dist int, ok bool)) (string, error) {
-	if running {
-		if words, dists := Moves(next); len(words) > 0 {
-			return words[envs.Closest(dists)], nil
-		}
-	}
-	return "", fmt.Errorf("%s: %w", env, envs.ErrNoAction)
-}
-
-// SizeNote appends " for size <size>" to the allowed values of an *envs.OptionError, for the options
-// whose range depends on the grid side (see envs.NoteAllowed); it returns err.
-func SizeNote(err error, size int) error {
-	return envs.NoteAllowed(err, " for size "+strconv.Itoa(size))
-}
-
-// CellDraw draws distinct cells of a size×size grid (cells indexed row·stride + column) from the
-// random stream of a task seed, for layout generators that redraw until a layout is accepted.
+// CellDraw draws distinct cells of a size×size grid from the random stream of a task seed, for
+// layout generators that redraw until a layout is accepted.
 type CellDraw struct {
 	pcg   rand.PCG
 	rng   *rand.Rand
-	perm  [MaxSide * MaxSide]int
+	perm  [MaxCells]int
 	cells int
 }
 
 // NewCellDraw returns a draw over a size×size grid from a PCG generator seeded by (seed, stream).
-func NewCellDraw(seed int64, stream uint64, size, stride int) *CellDraw {
+func NewCellDraw(seed int64, stream uint64, size int) *CellDraw {
 	d := &CellDraw{cells: size * size}
 	d.pcg.Seed(uint64(seed), stream)
 	d.rng = rand.New(&d.pcg)
 	for i := range d.cells {
-		d.perm[i] = (i/size)*stride + i%size
+		d.perm[i] = Index(i/size, i%size)
 	}
 	return d
 }
@@ -275,43 +176,4 @@ func (d *CellDraw) Next(k int) []int {
 		d.perm[i], d.perm[j] = d.perm[j], d.perm[i]
 	}
 	return d.perm[:k]
-}
-
-// TurnCap is the step cap of a task whose optimal length is d under turn_cap_factor f: ⌈f·d⌉,
-// less a rounding margin so that 1.1 × 10 is 11 and not 12.
-func TurnCap(f float64, d int) int { return int(math.Ceil(f*float64(d) - 1e-9)) }
-
-// TurnCapDoc documents the turn_cap_factor option of a grid env.
-func TurnCapDoc() envs.OptionDoc {
-	return envs.OptionDoc{Key: "turn_cap_factor", Default: "0",
-		Help: "step cap per task as a multiple of its optimal length, ⌈factor × length⌉ (0: max_turns for every task; replaces it)"}
-}
-
-// CheckTurnCapFactor checks turn_cap_factor f of env on grids of the given side: 0 (off), or at
-// least 1 (every task stays solvable in time) with the longest task's cap, ⌈f·longest⌉, at most
-// limit turns; and not together with a max_turns other than its default for the size.
-func CheckTurnCapFactor(env string, f float64, size, longest, limit int, maxTurnsSet bool) error {
-	if f == 0 {
-		return nil
-	}
-	if !(f >= 1 && TurnCap(f, longest) <= limit) {
-		return &envs.OptionError{Env: env, Key: "turn_cap_factor", Value: f, Reason: "is out of range",
-			Allowed: fmt.Sprintf("0 (off) or 1..%.3g for size %d (the longest task's cap at most %d turns)",
-				float64(limit)/float64(longest), size, limit)}
-	}
-	if maxTurnsSet {
-		return &envs.OptionError{Env: env, Key: "turn_cap_factor", Value: f, Reason: "replaces max_turns",
-			Allowed: "one of max_turns and turn_cap_factor"}
-	}
-	return nil
-}
-
-// DefaultsBySize lists an option's default for every side from lo to hi, for an env's option
-// docs: "4, 6, 8 (size 5..7)".
-func DefaultsBySize(lo, hi int, at func(size int) int) string {
-	parts := make([]string, 0, hi-lo+1)
-	for size := lo; size <= hi; size++ {
-		parts = append(parts, strconv.Itoa(at(size)))
-	}
-	return fmt.Sprintf("%s (size %d..%d)", strings.Join(parts, ", "), lo, hi)
 }

@@ -76,11 +76,8 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
-	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
-		return grid.SizeNote(err, c.Size)
-	}
-	if err := grid.CheckTurnCapFactor(Name, c.TurnCapFactor, c.Size, maxDistance(c.Size), maxTurnsLimit,
-		c.MaxTurns != DefaultConfig(c.Size).MaxTurns); err != nil {
+	if err := grid.CheckTurns(Name, c.Size, c.MaxTurns, DefaultConfig(c.Size).MaxTurns, c.TurnCapFactor,
+		maxDistance(c.Size), maxTurnsLimit); err != nil {
 		return err
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
@@ -89,18 +86,9 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
 // by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	probe := DefaultConfig(DefaultSize)
-	if err := opts.Decode(Name, &probe); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig(probe.Size)
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+		return DefaultConfig(probe.Size), envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize)
+	})
 }
 
 func optionDocs() []envs.OptionDoc {
@@ -109,8 +97,7 @@ func optionDocs() []envs.OptionDoc {
 		return grid.DefaultsBySize(MinSize, MaxSize, func(size int) int { return f(DefaultConfig(size)) })
 	}
 	return []envs.OptionDoc{
-		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d (sizes %d..%d add r%d..r%d, c%d..c%d to the vocabulary)",
-			MinSize, MaxSize, smallSize+1, MaxSize, smallSize, MaxSize-1, smallSize, MaxSize-1)},
+		grid.SizeDoc(d.Size, MinSize, MaxSize, smallSize),
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "wall cells besides the wall line with the door, 0..size-1"},
 		{Key: "key_in_state", Default: strconv.FormatBool(d.KeyInState), Help: "whether the state key tells if the key is held; false aliases states on purpose"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 3*size-1..%d", maxTurnsLimit)},

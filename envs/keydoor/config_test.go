@@ -38,14 +38,3 @@ func TestConfigErrors(t *testing.T) {
 		{Opts: envs.Options{"success_reward": -1}, Want: `option "success_reward": -1 is out of range (allowed > 0 and <= 100)`},
 	})
 }
-
-func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 7, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"size": 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 21 {
-		t.Errorf("MaxTurns = %d, want 21", e.MaxTurns())
-	}
-}

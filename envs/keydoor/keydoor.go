@@ -47,9 +47,6 @@
 package keydoor
 
 import (
-	"errors"
-	"strings"
-
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/grid"
 )
@@ -57,18 +54,10 @@ import (
 // direction is a move of the agent, in the order of the observation words.
 type direction = grid.Direction
 
-const (
-	up            = grid.Up
-	down          = grid.Down
-	left          = grid.Left
-	right         = grid.Right
-	numDirections = grid.NumDirections
-)
-
 // Constant strings sliced by index, because substrings of constants do not allocate.
 const (
 	// heldKeys holds the state keys r0c0k..r10c10k of the cells with the key held, one 7-byte
-	// slot per cell index (row*stride + col), padded with spaces.
+	// slot per cell index (grid.Index), padded with spaces.
 	heldKeys = "r0c0k  r0c1k  r0c2k  r0c3k  r0c4k  r0c5k  r0c6k  r0c7k  r0c8k  r0c9k  r0c10k " +
 		"r1c0k  r1c1k  r1c2k  r1c3k  r1c4k  r1c5k  r1c6k  r1c7k  r1c8k  r1c9k  r1c10k " +
 		"r2c0k  r2c1k  r2c2k  r2c3k  r2c4k  r2c5k  r2c6k  r2c7k  r2c8k  r2c9k  r2c10k " +
@@ -82,56 +71,28 @@ const (
 		"r10c0k r10c1k r10c2k r10c3k r10c4k r10c5k r10c6k r10c7k r10c8k r10c9k r10c10k"
 	// vocabulary lists every word the env emits or accepts as an action, in a fixed order. The
 	// position words go up to smallSize whatever the size, so one vocabulary serves sizes 5..7;
-	// larger sizes append largeWords at the end, which keeps every earlier word in its place.
+	// larger sizes append r7..r10 and c7..c10 at the end (grid.Vocabulary), which keeps every
+	// earlier word in its place.
 	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall key door goal up down left right haskey nokey invalid"
-	// largeWords are the position words of sizes smallSize+1..MaxSize.
-	largeWords = "r7 r8 r9 r10 c7 c8 c9 c10"
-	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
-	// unchanged position is its own fault and not a no-op move.
-	invalidWord = "invalid"
 )
 
 // heldKeys has a slot for every cell index; otherwise this constant is negative and does not compile.
-const _ = uint(len(heldKeys) - 7*maxCells)
+const _ = uint(len(heldKeys) - 7*grid.MaxCells)
 
 // smallSize is the largest size whose positions the words of vocabulary cover.
 const smallSize = 7
 
-func rowWord(i int) string { return grid.RowWord(row(i)) }
-func colWord(i int) string { return grid.ColWord(col(i)) }
-
-func (c cell) word() string {
-	switch c {
-	case wall:
-		return "wall"
-	case key:
-		return "key"
-	case door:
-		return "door"
-	case goal:
-		return "goal"
-	}
-	return "open"
-}
+// word is the observation word of a cell.
+func (c cell) word() string { return [...]string{"open", "wall", "key", "door", "goal"}[c] }
 
 // KeyDoor is one key-and-door environment instance (see the package doc). It implements envs.Env,
 // envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type KeyDoor struct {
 	cfg Config
 	layout
-	// seeded is set once layout holds the layout of layoutSeed, which Reset then reuses: the rollouts
-	// of a group replay the same task.
-	seeded     bool
-	layoutSeed int64
-	// fixed is set for hand-built layouts, which Reset keeps whatever the seed.
-	fixed bool
-
-	agent   int
-	hasKey  bool
-	turn    int
-	cap     int // the step cap of the current task (max_turns, or turn_cap_factor's)
-	started bool
-	over    bool
+	ep     grid.Episode
+	agent  int
+	hasKey bool
 	// scratch holds observation text while it is built; as an array it is copied, not shared, by Clone.
 	scratch [48]byte
 }
@@ -153,84 +114,46 @@ func New(cfg Config) (*KeyDoor, error) {
 	return &KeyDoor{cfg: cfg}, nil
 }
 
-// newFromGrid returns an environment on a hand-built layout (see parseLayout) that Reset keeps for
-// every seed. The size of cfg is taken from the grid; the other options apply as given, unvalidated.
-func newFromGrid(rows []string, cfg Config) (*KeyDoor, error) {
-	l, err := parseLayout(rows)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Size = l.size
-	return &KeyDoor{cfg: cfg, layout: l, fixed: true}, nil
-}
-
 // Config returns the configuration of the environment.
 func (k *KeyDoor) Config() Config { return k.cfg }
 
 // Reset starts the episode of a task seed (see the package doc for the instruction format).
 func (k *KeyDoor) Reset(task int64) (string, envs.Observation, error) {
-	if !k.fixed && (!k.seeded || k.layoutSeed != task) {
-		// A failed draw leaves a partial layout behind; no episode may run on it.
-		k.seeded, k.started = false, false
-		if err := k.generate(k.cfg, task); err != nil {
-			return "", envs.Observation{}, err
-		}
-		k.seeded, k.layoutSeed = true, task
+	if err := k.ep.Load(task, func(task int64) error { return k.generate(k.cfg, task) }); err != nil {
+		return "", envs.Observation{}, err
 	}
-	k.agent, k.hasKey, k.turn, k.started, k.over = k.start, false, 0, true, false
-	k.cap = k.cfg.MaxTurns
-	if d := k.distance(); k.cfg.TurnCapFactor != 0 && d > 0 {
-		k.cap = min(grid.TurnCap(k.cfg.TurnCapFactor, d), k.MaxTurns())
-	}
-	obs := envs.Observation{Text: k.text(false), Info: envs.Info{Distance: k.distance()}}
-	ins := "key " + rowWord(k.keyAt) + " " + colWord(k.keyAt) +
-		" door " + rowWord(k.doorAt) + " " + colWord(k.doorAt) +
-		" goal " + rowWord(k.goalAt) + " " + colWord(k.goalAt)
-	return ins, obs, nil
+	k.agent, k.hasKey = k.start, false
+	k.ep.Start(grid.TaskCap(k.cfg.MaxTurns, k.cfg.TurnCapFactor, k.distance(), maxDistance(k.cfg.Size)))
+	ins := "key " + grid.Position(k.keyAt) +
+		" door " + grid.Position(k.doorAt) +
+		" goal " + grid.Position(k.goalAt)
+	return ins, grid.Moved(k.text(false), k.distance()), nil
 }
 
 // Step applies one action (see the package doc). Stepping before Reset or after the episode ended
 // is a fault of the caller and returns an error.
 func (k *KeyDoor) Step(action string) (envs.Observation, error) {
-	if !k.started {
-		return envs.Observation{}, errors.New("keydoor: Step before Reset")
-	}
-	if k.over {
-		return envs.Observation{}, errors.New("keydoor: Step after the episode ended")
-	}
-	k.turn++
-	var obs envs.Observation
-	next, ok := 0, false
-	if d, valid := grid.ParseDirection(action); valid {
-		next, ok = k.move(d)
-	}
-	switch {
-	case !ok:
-		obs.Reward = k.cfg.InvalidPenalty
-		obs.Info.Invalid = true
-		obs.Text = k.text(true)
-		obs.Info.Distance = k.distance()
-	case k.cells[next] == goal:
-		k.agent = next
-		obs.Done = true
-		obs.Outcome = k.cfg.SuccessReward
-		obs.Info.Success = true
-		obs.Text = rowWord(k.agent) + " " + colWord(k.agent) + " goal"
-	default:
+	return k.ep.Step(Name, func() envs.Observation {
+		next, ok := 0, false
+		if d, valid := grid.ParseDirection(action); valid {
+			next, ok = k.move(d)
+		}
+		switch {
+		case !ok:
+			return grid.Invalid(k.cfg.InvalidPenalty, k.text(true), k.distance())
+		case k.cells[next] == goal:
+			k.agent = next
+			return grid.Success(k.cfg.SuccessReward, grid.EndText(next, "goal"))
+		}
 		k.agent, k.hasKey = next, k.holds(next, k.hasKey)
-		obs.Text = k.text(false)
-		obs.Info.Distance = k.distance()
-	}
-	// A step that reaches the goal on the last turn is a termination, not a truncation.
-	obs.Truncated = !obs.Done && k.turn >= k.cap
-	k.over = obs.Over()
-	return obs, nil
+		return grid.Moved(k.text(false), k.distance())
+	})
 }
 
 // move returns the cell a move of the agent in direction d leads to, or ok=false when the move is
 // invalid (into a wall, off the grid, or onto the door without the key).
 func (k *KeyDoor) move(d direction) (next int, ok bool) {
-	next, ok = k.neighbour(k.agent, d)
+	next, ok = grid.Neighbour(k.agent, d, k.size)
 	return next, ok && k.passable(next, k.hasKey)
 }
 
@@ -248,30 +171,19 @@ func (k *KeyDoor) distanceAt(i int, hasKey bool) int {
 
 // text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
 func (k *KeyDoor) text(invalid bool) string {
-	b := k.scratch[:0]
-	if invalid {
-		b = append(b, invalidWord...)
-		b = append(b, ' ')
-	}
-	b = append(b, rowWord(k.agent)...)
-	b = append(b, ' ')
-	b = append(b, colWord(k.agent)...)
-	for d := range numDirections {
-		b = append(b, ' ')
-		b = append(b, k.look(k.agent, d, k.hasKey).word()...)
-	}
+	b := grid.AppendView(k.scratch[:0], invalid, k.agent, func(d direction) string {
+		return k.look(k.agent, d, k.hasKey).word()
+	})
 	if k.hasKey {
-		b = append(b, " haskey"...)
-	} else {
-		b = append(b, " nokey"...)
+		return string(append(b, " haskey"...))
 	}
-	return string(b)
+	return string(append(b, " nokey"...))
 }
 
 // StateKey returns the agent's cell, followed by "k" while the key is held if key_in_state is set
 // (see the package doc).
 func (k *KeyDoor) StateKey() string {
-	cell := grid.CellKey(row(k.agent), col(k.agent))
+	cell := grid.CellKey(k.agent)
 	if k.hasKey && k.cfg.KeyInState {
 		return heldKeys[7*k.agent : 7*k.agent+len(cell)+1]
 	}
@@ -281,10 +193,7 @@ func (k *KeyDoor) StateKey() string {
 // Vocabulary returns the words of the env (see the package doc): the same for sizes 5..7 whatever
 // the other options, and for sizes 8..11 those words followed by r7..r10 and c7..c10.
 func (k *KeyDoor) Vocabulary() []string {
-	if k.cfg.Size > smallSize {
-		return strings.Fields(vocabulary + " " + largeWords)
-	}
-	return strings.Fields(vocabulary)
+	return grid.Vocabulary(vocabulary, k.cfg.Size, smallSize, MaxSize)
 }
 
 // ActionWords returns the words actions are made of: up, down, left, right (see envs.ActionWorder).
@@ -292,15 +201,12 @@ func (k *KeyDoor) ActionWords() []string { return grid.ActionWords() }
 
 // TurnCap returns the step cap of the current task: max_turns, or ⌈turn_cap_factor × its optimal
 // length⌉.
-func (k *KeyDoor) TurnCap() int { return k.cap }
+func (k *KeyDoor) TurnCap() int { return k.ep.Cap() }
 
 // MaxTurns returns the step cap: max_turns, or under turn_cap_factor the cap of the longest task
 // a layout of this size can have.
 func (k *KeyDoor) MaxTurns() int {
-	if k.cfg.TurnCapFactor != 0 {
-		return grid.TurnCap(k.cfg.TurnCapFactor, maxDistance(k.cfg.Size))
-	}
-	return k.cfg.MaxTurns
+	return grid.MaxCap(k.cfg.MaxTurns, k.cfg.TurnCapFactor, maxDistance(k.cfg.Size))
 }
 
 // Clone returns an independent copy of the environment in its current state.
@@ -319,29 +225,21 @@ func (k *KeyDoor) Legend() string {
 // '#' wall, '.' open. Before the first Reset of a generated layout there is nothing to draw and it
 // returns "".
 func (k *KeyDoor) Render() string {
-	if !k.fixed && !k.seeded {
+	if !k.ep.HasLayout() {
 		return ""
 	}
-	return grid.Render(k.size, func(r, c int) byte {
-		i := r*stride + c
-		ch := byte('.')
+	return grid.Render(k.size, func(i int) byte {
+		held := k.ep.Started() && k.hasKey
 		switch {
-		case k.started && i == k.agent && k.hasKey:
-			ch = '&'
-		case k.started && i == k.agent:
-			ch = '@'
+		case k.ep.Started() && i == k.agent && held:
+			return '&'
+		case k.ep.Started() && i == k.agent:
+			return '@'
 		case i == k.start:
-			ch = 'S'
-		case k.cells[i] == key && k.started && k.hasKey:
-		case k.cells[i] == key:
-			ch = 'K'
-		case k.cells[i] == wall:
-			ch = '#'
-		case k.cells[i] == door:
-			ch = 'D'
-		case k.cells[i] == goal:
-			ch = 'G'
+			return 'S'
+		case k.cells[i] == key && held:
+			return '.'
 		}
-		return ch
+		return symbols[k.cells[i]]
 	})
 }

@@ -7,15 +7,6 @@ import (
 	"github.com/graftrl/graftrl/envs/grid"
 )
 
-// Cells are indexed row*stride + col with a fixed stride of MaxSize whatever the grid side, so that a
-// cell maps onto the position words and state keys without arithmetic on the size. The stride is not
-// part of the task identity: the generator draws rows and columns, so a task seed draws the same
-// layout whatever MaxSize is.
-const (
-	stride   = MaxSize
-	maxCells = MaxSize * MaxSize
-)
-
 // cell is the content of a grid cell.
 type cell uint8
 
@@ -27,6 +18,10 @@ const (
 	goal
 )
 
+// symbols are the characters of the cells (open, wall, key, door, goal), in pictures and in
+// the literal grids of tests.
+const symbols = ".#KDG"
+
 // unreachable marks states of the distance table from which the goal cannot be reached.
 const unreachable = -1
 
@@ -35,7 +30,7 @@ const unreachable = -1
 const pcgStream = 0x6b657964 // "keyd"
 
 // A cell index fits the byte of solve's queue; otherwise this constant overflows and does not compile.
-const _ = uint8(maxCells - 1)
+const _ = uint8(grid.MaxCells - 1)
 
 // maxDraws bounds layout generation; almost every draw is accepted, so reaching it means a bug.
 const maxDraws = 10_000
@@ -44,26 +39,18 @@ const maxDraws = 10_000
 // arrays) so that copying an env copies its layout.
 type layout struct {
 	size  int
-	cells [maxCells]cell
+	cells [grid.MaxCells]cell
 	// dist[k][i] is the optimal number of moves from cell i to the goal, holding the key (k = 1) or
 	// not (k = 0), or unreachable. A shortest path visits each (cell, key held) state at most once,
 	// so it is below 2·size², up to 242 at size 11: more than int8 holds.
-	dist                         [2][maxCells]int16
+	dist                         [2][grid.MaxCells]int16
 	start, keyAt, doorAt, goalAt int
-}
-
-func row(i int) int { return i / stride }
-func col(i int) int { return i % stride }
-
-// neighbour returns the cell next to i in direction d, or ok=false off the grid.
-func (l *layout) neighbour(i int, d direction) (j int, ok bool) {
-	return grid.Neighbour(i, d, l.size, stride)
 }
 
 // look returns what lies next to i in direction d; off the grid looks like a wall, since both block.
 // A picked-up key is no longer on its cell.
 func (l *layout) look(i int, d direction, hasKey bool) cell {
-	j, ok := l.neighbour(i, d)
+	j, ok := grid.Neighbour(i, d, l.size)
 	if !ok {
 		return wall
 	}
@@ -98,10 +85,10 @@ func (l *layout) solve() {
 		}
 	}
 	type state struct {
-		i uint8 // a cell index, below maxCells (checked at compile time)
+		i uint8 // a cell index, below grid.MaxCells (checked at compile time)
 		k bool
 	}
-	var queue [2 * maxCells]state
+	var queue [2 * grid.MaxCells]state
 	tail := 0
 	for _, k := range []bool{false, true} {
 		l.dist[b2i(k)][l.goalAt] = 0
@@ -111,8 +98,8 @@ func (l *layout) solve() {
 	for head := 0; head < tail; head++ {
 		s := queue[head]
 		d := l.dist[b2i(s.k)][s.i]
-		for dir := range numDirections {
-			i, ok := l.neighbour(int(s.i), dir)
+		for dir := range grid.NumDirections {
+			i, ok := grid.Neighbour(int(s.i), dir, l.size)
 			if !ok || l.cells[i] == goal {
 				continue
 			}
@@ -150,15 +137,15 @@ func (l *layout) generate(cfg Config, seed int64) error {
 	rng := rand.New(&pcg)
 	l.size = n
 	for range maxDraws {
-		l.cells = [maxCells]cell{}
+		l.cells = [grid.MaxCells]cell{}
 		vertical := rng.IntN(2) == 0
 		line := 1 + rng.IntN(n-2)
 		// at maps (position along the line, position across it) onto a cell.
 		at := func(along, across int) int {
 			if vertical {
-				return along*stride + across
+				return grid.Index(along, across)
 			}
-			return across*stride + along
+			return grid.Index(across, along)
 		}
 		for a := range n {
 			l.cells[at(a, line)] = wall
@@ -178,7 +165,7 @@ func (l *layout) generate(cfg Config, seed int64) error {
 		l.cells[l.keyAt], l.cells[l.goalAt] = key, goal
 		placed := 0
 		for tries := 0; placed < cfg.Walls && tries < 100*n*n; tries++ {
-			i := rng.IntN(n)*stride + rng.IntN(n)
+			i := grid.Index(rng.IntN(n), rng.IntN(n))
 			if l.cells[i] == open && i != l.start {
 				l.cells[i] = wall
 				placed++
@@ -193,47 +180,4 @@ func (l *layout) generate(cfg Config, seed int64) error {
 		}
 	}
 	return fmt.Errorf("keydoor: no solvable layout for task seed %d after %d draws", seed, maxDraws)
-}
-
-// parseLayout builds a layout from a literal grid, one string per row: '.' open, '#' wall, 'S' start,
-// 'K' key, 'D' door, 'G' goal. It lets tests pin down dynamics on hand-checked layouts; unlike
-// generate it does not require the goal to be reachable or to lie behind the door.
-func parseLayout(rows []string) (layout, error) {
-	var l layout
-	n := len(rows)
-	if n < 2 || n > MaxSize {
-		return l, fmt.Errorf("keydoor: grid has %d rows, want 2..%d", n, MaxSize)
-	}
-	l.size = n
-	counts := map[byte]int{}
-	for r, line := range rows {
-		if len(line) != n {
-			return l, fmt.Errorf("keydoor: grid row %d %q has %d cells, want %d", r, line, len(line), n)
-		}
-		for c, ch := range []byte(line) {
-			i := r*stride + c
-			counts[ch]++
-			switch ch {
-			case '.':
-			case '#':
-				l.cells[i] = wall
-			case 'S':
-				l.start = i
-			case 'K':
-				l.cells[i], l.keyAt = key, i
-			case 'D':
-				l.cells[i], l.doorAt = door, i
-			case 'G':
-				l.cells[i], l.goalAt = goal, i
-			default:
-				return l, fmt.Errorf("keydoor: grid row %d %q: unknown cell %q", r, line, ch)
-			}
-		}
-	}
-	if counts['S'] != 1 || counts['K'] != 1 || counts['D'] != 1 || counts['G'] != 1 {
-		return l, fmt.Errorf("keydoor: grid needs one each of S, K, D, G; has %d, %d, %d, %d",
-			counts['S'], counts['K'], counts['D'], counts['G'])
-	}
-	l.solve()
-	return l, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // Under turn_cap_factor f every task's cap is ⌈f × its optimal length⌉, the distance to success
@@ -49,7 +50,7 @@ func TestTurnCapFactorLargeSizes(t *testing.T) {
 				if want := ceilHalf(optimal); k.TurnCap() != want || envs.TurnCapOf(k) != want {
 					t.Fatalf("size %d f %g seed %d: cap %d, want ⌈%g × %d⌉ = %d", size, f, seed, k.TurnCap(), f, optimal, want)
 				}
-				if steps, last := playExpert(t, k); !last.Info.Success || steps != optimal {
+				if steps, last := gridtest.PlayExpert(t, k); !last.Info.Success || steps != optimal {
 					t.Fatalf("size %d f %g seed %d: expert took %d steps (success %v), optimal %d", size, f, seed, steps, last.Info.Success, optimal)
 				}
 			}

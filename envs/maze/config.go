@@ -2,7 +2,6 @@ package maze
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/grid"
@@ -89,11 +88,8 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "traps", c.Traps, 0, maxTraps(c.Size)); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
-	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
-		return grid.SizeNote(err, c.Size)
-	}
-	if err := grid.CheckTurnCapFactor(Name, c.TurnCapFactor, c.Size, maxDistance(c.Size), maxTurnsLimit,
-		c.MaxTurns != DefaultConfig(c.Size).MaxTurns); err != nil {
+	if err := grid.CheckTurns(Name, c.Size, c.MaxTurns, DefaultConfig(c.Size).MaxTurns, c.TurnCapFactor,
+		maxDistance(c.Size), maxTurnsLimit); err != nil {
 		return err
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
@@ -102,18 +98,9 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls, traps and max_turns
 // default by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	probe := DefaultConfig(DefaultSize)
-	if err := opts.Decode(Name, &probe); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig(probe.Size)
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+		return DefaultConfig(probe.Size), envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize)
+	})
 }
 
 func optionDocs() []envs.OptionDoc {
@@ -122,8 +109,7 @@ func optionDocs() []envs.OptionDoc {
 		return grid.DefaultsBySize(MinSize, MaxSize, func(size int) int { return f(DefaultConfig(size)) })
 	}
 	return []envs.OptionDoc{
-		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square grid, %d..%d (sizes %d..%d add r%d..r%d, c%d..c%d to the vocabulary)",
-			MinSize, MaxSize, smallSize+1, MaxSize, smallSize, MaxSize-1, smallSize, MaxSize-1)},
+		grid.SizeDoc(d.Size, MinSize, MaxSize, smallSize),
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "number of wall cells, 0..size²/4"},
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
 		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},

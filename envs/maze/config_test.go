@@ -57,15 +57,8 @@ func TestConfigErrors(t *testing.T) {
 	})
 }
 
+// TestRegistered checks that the registry refuses options as ConfigFromOptions does.
 func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 9, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"size": 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 14 {
-		t.Errorf("MaxTurns = %d, want 14", e.MaxTurns())
-	}
 	if _, err := envs.New(Name, envs.Options{"traps": 99}); err == nil || !strings.Contains(err.Error(), `"traps": 99`) {
 		t.Errorf("New with traps 99: %v", err)
 	}

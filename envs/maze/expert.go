@@ -10,11 +10,11 @@ func (m *Maze) successor(d direction) (dist int, ok bool) {
 
 // ValidActions returns the moves that stay on the grid and off the walls, in the order up, down,
 // left, right; a move onto a trap is valid (see envs.ValidActioner).
-func (m *Maze) ValidActions() []string { return grid.ValidMoves(m.started && !m.over, m.successor) }
+func (m *Maze) ValidActions() []string { return grid.ValidMoves(m.ep.Running(), m.successor) }
 
 // ExpertAction returns the first move, in the order up, down, left, right, that lies on a shortest
 // path to the goal avoiding traps, read from the breadth-first distances of the layout; where the
 // goal cannot be reached (only on a hand-built layout), the first valid move (see envs.Expert).
 func (m *Maze) ExpertAction() (string, error) {
-	return grid.ExpertMove("maze", m.started && !m.over, m.successor)
+	return grid.ExpertMove("maze", m.ep.Running(), m.successor)
 }

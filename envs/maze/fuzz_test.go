@@ -21,7 +21,7 @@ func FuzzMazeStep(f *testing.F) {
 		for _, a := range []string{"down", "down", "right", "down"}[:prefix%5] {
 			envtest.MustStep(t, m, a)
 		}
-		key, turn := m.StateKey(), m.turn
+		key, turn := m.StateKey(), m.ep.Turn()
 		obs, err := m.Step(action)
 		if err != nil {
 			t.Fatal(err)
@@ -31,8 +31,8 @@ func FuzzMazeStep(f *testing.F) {
 		if _, ok := grid.ParseDirection(action); ok != isWord {
 			t.Fatalf("grid.ParseDirection(%q) ok = %v, want %v", action, ok, isWord)
 		}
-		if m.turn != turn+1 {
-			t.Fatalf("turn %d after %d", m.turn, turn)
+		if m.ep.Turn() != turn+1 {
+			t.Fatalf("turn %d after %d", m.ep.Turn(), turn)
 		}
 		if !isWord && !obs.Info.Invalid {
 			t.Fatalf("Step(%q) accepted", action)

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // bfsFrom is an independent check of the generator's distances: moves from the start to the goal
@@ -19,12 +20,12 @@ func bfsFrom(l *layout, from, to int) int {
 		if i == to {
 			return dist[i]
 		}
-		r, c := i/stride, i%stride
+		r, c := grid.Row(i), grid.Col(i)
 		for _, rc := range [][2]int{{r - 1, c}, {r + 1, c}, {r, c - 1}, {r, c + 1}} {
 			if rc[0] < 0 || rc[0] >= l.size || rc[1] < 0 || rc[1] >= l.size {
 				continue
 			}
-			j := rc[0]*stride + rc[1]
+			j := grid.Index(rc[0], rc[1])
 			if _, seen := dist[j]; seen || l.cells[j] == wall || l.cells[j] == trap {
 				continue
 			}
@@ -42,26 +43,20 @@ func TestGeneratedLayouts(t *testing.T) {
 	for size := MinSize; size <= MaxSize; size++ {
 		busy := DefaultConfig(size)
 		busy.Walls, busy.Traps, busy.MaxTurns = maxWalls(size), maxTraps(size), maxDistance(size)
+		if err := busy.Validate(); err != nil {
+			t.Fatal(err) // the most obstacles and the shortest cap must be valid options
+		}
 		none := DefaultConfig(size)
 		none.Walls, none.Traps = 0, 0
 		cfgs = append(cfgs, DefaultConfig(size), busy, none)
 	}
 	for _, cfg := range cfgs {
-		if err := cfg.Validate(); err != nil {
-			t.Fatal(err)
-		}
 		for seed := int64(-50); seed < 1000; seed++ {
 			var l layout
 			if err := l.generate(cfg, seed); err != nil {
 				t.Fatalf("%+v seed %d: %v", cfg, seed, err)
 			}
-			counts := map[cell]int{}
-			for i := range maxCells {
-				if (row(i) >= cfg.Size || col(i) >= cfg.Size) && l.cells[i] != open {
-					t.Fatalf("%+v seed %d: cell %d outside the grid is %v", cfg, seed, i, l.cells[i])
-				}
-				counts[l.cells[i]]++
-			}
+			counts := gridtest.CellCounts(t, fmt.Sprintf("%+v seed %d", cfg, seed), l.cells[:], cfg.Size)
 			if counts[wall] != cfg.Walls || counts[trap] != cfg.Traps || counts[goal] != 1 {
 				t.Fatalf("%+v seed %d: %d walls, %d traps, %d goals", cfg, seed, counts[wall], counts[trap], counts[goal])
 			}
@@ -113,44 +108,23 @@ func TestLayoutDeterminism(t *testing.T) {
 // longer comparable with earlier runs.
 func TestLayoutGolden(t *testing.T) {
 	// Checked by hand: start to goal in 4 and 5 moves, at least size-1 = 4.
-	golden := map[int64]string{
-		0: "   0 1 2 3 4\n" +
-			"r0 . . . . .\n" +
-			"r1 . @ # # #\n" +
-			"r2 . . . . .\n" +
-			"r3 . . . . T\n" +
-			"r4 T # G . .\n",
-		1: "   0 1 2 3 4\n" +
-			"r0 . G . . .\n" +
-			"r1 # # . . .\n" +
-			"r2 . . . # .\n" +
-			"r3 T T . . .\n" +
-			"r4 . . @ . #\n",
-	}
 	m, _ := New(DefaultConfig(5))
-	for seed, want := range golden {
-		envtest.MustReset(t, m, seed)
-		if got := m.Render(); got != want {
-			t.Errorf("seed %d:\n%s\nwant\n%s", seed, got, want)
-		}
-	}
-}
-
-// playExpert plays the expert from the state Reset left and returns the number of steps and the
-// last observation.
-func playExpert(t *testing.T, m *Maze) (int, envs.Observation) {
-	t.Helper()
-	var obs envs.Observation
-	steps := 0
-	for !m.over {
-		a, err := m.ExpertAction()
-		if err != nil {
-			t.Fatal(err)
-		}
-		obs = envtest.MustStep(t, m, a)
-		steps++
-	}
-	return steps, obs
+	gridtest.CheckLayout(t, m, 0, gridtest.Layout{Instruction: "goal r4 c2", Distance: 4, Picture: `
+   0 1 2 3 4
+r0 . . . . .
+r1 . @ # # #
+r2 . . . . .
+r3 . . . . T
+r4 T # G . .
+`})
+	gridtest.CheckLayout(t, m, 1, gridtest.Layout{Instruction: "goal r0 c1", Distance: 5, Picture: `
+   0 1 2 3 4
+r0 . G . . .
+r1 # # . . .
+r2 . . . # .
+r3 T T . . .
+r4 . . @ . #
+`})
 }
 
 // TestOptimalLengthLargeSizes checks, at the sizes of the long-horizon studies, that the optimal
@@ -168,19 +142,7 @@ func TestOptimalLengthLargeSizes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			longest := 0
-			for seed := int64(0); seed < 200; seed++ {
-				_, first := envtest.MustReset(t, m, seed)
-				optimal := bfsFrom(&m.layout, m.start, m.goal)
-				if optimal < size-1 || optimal > maxDistance(size) || first.Info.Distance != optimal {
-					t.Fatalf("size %d seed %d: optimal length %d, Reset's distance %d", size, seed, optimal, first.Info.Distance)
-				}
-				steps, last := playExpert(t, m)
-				if !last.Info.Success || steps != optimal {
-					t.Fatalf("size %d seed %d: expert took %d steps (success %v), optimal %d", size, seed, steps, last.Info.Success, optimal)
-				}
-				longest = max(longest, optimal)
-			}
+			longest := gridtest.CheckOptimal(t, m, 200, size-1, maxDistance(size), func() int { return bfsFrom(&m.layout, m.start, m.goal) })
 			if longest < size+2 {
 				t.Errorf("size %d %+v: the longest of 200 tasks is %d moves; the horizon did not grow", size, cfg, longest)
 			}
@@ -192,10 +154,9 @@ func TestOptimalLengthLargeSizes(t *testing.T) {
 // 9 and 11: two instances draw the same layout for a seed and play the same episode of the same
 // actions, and a seed revisited after another one draws its layout again.
 func TestLayoutDeterminismLargeSizes(t *testing.T) {
-	actions := []string{"up", "right", "down", "left", "down", "jump", "right", "down"}
 	for _, size := range []int{9, MaxSize} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			envtest.CheckLayoutSeeds(t, func() envtest.Renderer { m, _ := New(DefaultConfig(size)); return m }, 100, 99, actions)
+			gridtest.CheckSeeds(t, 100, 99, func() envtest.Renderer { m, _ := New(DefaultConfig(size)); return m })
 			a, _ := New(DefaultConfig(size))
 			envtest.MustReset(t, a, 7)
 			want := a.Render()
@@ -213,40 +174,35 @@ func TestLayoutDeterminismLargeSizes(t *testing.T) {
 func TestLayoutGoldenLargeSizes(t *testing.T) {
 	// Checked by hand: 9 moves (5 up column 7, 3 left along row 1, 1 up) and 11 moves, both the
 	// Manhattan distance.
-	golden := map[int]struct {
-		instruction string
-		distance    int
-		render      string
-	}{
-		9: {"goal r0 c4", 9, "   0 1 2 3 4 5 6 7 8\n" +
-			"r0 T # . . G . . . .\n" +
-			"r1 . . . . . . . . .\n" +
-			"r2 # # . # . # # . .\n" +
-			"r3 . . . . . T . . .\n" +
-			"r4 . . . # . # # . #\n" +
-			"r5 . . . # . # . . .\n" +
-			"r6 . . . . . . . @ T\n" +
-			"r7 . . . . . . . . .\n" +
-			"r8 . . . . . T . . .\n"},
-		11: {"goal r4 c9", 11, "     0  1  2  3  4  5  6  7  8  9 10\n" +
-			"r0   .  .  .  .  .  .  .  .  .  .  #\n" +
-			"r1   .  #  T  .  .  .  .  #  .  .  #\n" +
-			"r2   .  .  .  .  .  T  .  .  .  T  .\n" +
-			"r3   .  .  #  #  T  .  .  .  .  .  .\n" +
-			"r4   .  .  .  .  #  .  .  #  .  G  .\n" +
-			"r5   .  .  .  .  #  .  .  .  #  .  #\n" +
-			"r6   .  .  T  .  .  #  .  .  .  .  .\n" +
-			"r7   .  .  .  .  .  .  #  .  .  .  .\n" +
-			"r8   .  .  .  .  .  .  .  .  .  .  .\n" +
-			"r9   .  #  .  @  #  .  .  .  .  .  .\n" +
-			"r10  .  #  .  .  .  .  .  .  .  .  .\n"},
-	}
-	for size, want := range golden {
+	for size, want := range map[int]gridtest.Layout{
+		9: {Instruction: "goal r0 c4", Distance: 9, Picture: `
+   0 1 2 3 4 5 6 7 8
+r0 T # . . G . . . .
+r1 . . . . . . . . .
+r2 # # . # . # # . .
+r3 . . . . . T . . .
+r4 . . . # . # # . #
+r5 . . . # . # . . .
+r6 . . . . . . . @ T
+r7 . . . . . . . . .
+r8 . . . . . T . . .
+`},
+		11: {Instruction: "goal r4 c9", Distance: 11, Picture: `
+     0  1  2  3  4  5  6  7  8  9 10
+r0   .  .  .  .  .  .  .  .  .  .  #
+r1   .  #  T  .  .  .  .  #  .  .  #
+r2   .  .  .  .  .  T  .  .  .  T  .
+r3   .  .  #  #  T  .  .  .  .  .  .
+r4   .  .  .  .  #  .  .  #  .  G  .
+r5   .  .  .  .  #  .  .  .  #  .  #
+r6   .  .  T  .  .  #  .  .  .  .  .
+r7   .  .  .  .  .  .  #  .  .  .  .
+r8   .  .  .  .  .  .  .  .  .  .  .
+r9   .  #  .  @  #  .  .  .  .  .  .
+r10  .  #  .  .  .  .  .  .  .  .  .
+`},
+	} {
 		m, _ := New(DefaultConfig(size))
-		ins, obs := envtest.MustReset(t, m, 0)
-		if got := m.Render(); got != want.render || ins != want.instruction || obs.Info.Distance != want.distance {
-			t.Errorf("size %d seed 0: %q, distance %d\n%s\nwant %q, %d\n%s", size, ins, obs.Info.Distance, got,
-				want.instruction, want.distance, want.render)
-		}
+		gridtest.CheckLayout(t, m, 0, want)
 	}
 }

@@ -3,60 +3,23 @@ package sokoban
 import (
 	"strconv"
 	"testing"
+
+	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // BenchmarkSokobanStep measures episodes of random-looking actions on generated rooms, Resets
 // included, as the rollout collector drives the env; it reports steps per second.
-func BenchmarkSokobanStep(b *testing.B) {
-	for boxes := 1; boxes <= MaxBoxes; boxes++ {
-		b.Run("boxes"+strconv.Itoa(boxes), func(b *testing.B) {
-			s, err := New(DefaultConfig(DefaultSize, boxes))
-			if err != nil {
-				b.Fatal(err)
-			}
-			actions := [...]string{"up", "right", "down", "left", "right", "jump", "down", "down", "left", "up", "right"}
-			seed := int64(0)
-			if _, _, err := s.Reset(seed); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				obs, err := s.Step(actions[i%len(actions)])
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = s.StateKey()
-				i++
-				if obs.Over() {
-					// A new room every other episode, so both generation and the cached room are timed.
-					seed += int64(i & 1)
-					if _, _, err := s.Reset(seed); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-		})
-	}
-}
+func BenchmarkSokobanStep(b *testing.B) { benchmarkBoxes(b, gridtest.BenchmarkSteps) }
 
 // BenchmarkSokobanReset measures level generation (draws and solver) for a new task seed.
-func BenchmarkSokobanReset(b *testing.B) {
+func BenchmarkSokobanReset(b *testing.B) { benchmarkBoxes(b, gridtest.BenchmarkResets) }
+
+// benchmarkBoxes runs bench on the default room with one and with two boxes.
+func benchmarkBoxes(b *testing.B, bench func(b *testing.B, newEnv func() (envs.Env, error))) {
 	for boxes := 1; boxes <= MaxBoxes; boxes++ {
 		b.Run("boxes"+strconv.Itoa(boxes), func(b *testing.B) {
-			s, err := New(DefaultConfig(DefaultSize, boxes))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			seed := int64(0)
-			for b.Loop() {
-				seed++
-				if _, _, err := s.Reset(seed); err != nil {
-					b.Fatal(err)
-				}
-			}
+			bench(b, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize, boxes)) })
 		})
 	}
 }

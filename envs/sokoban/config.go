@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
 // Name is the registry name of the environment.
@@ -83,7 +84,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
-		return envs.NoteAllowed(err, fmt.Sprintf(" for size %d", c.Size))
+		return grid.SizeNote(err, c.Size)
 	}
 	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxSolution(c.Size, c.Boxes), maxTurnsLimit); err != nil {
 		return envs.NoteAllowed(err, fmt.Sprintf(" for size %d and %d boxes", c.Size, c.Boxes))
@@ -94,21 +95,12 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
 // by size and boxes, so those are decoded first and the defaults they imply are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	probe := DefaultConfig(DefaultSize, 1)
-	if err := opts.Decode(Name, &probe); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "boxes", probe.Boxes, 1, MaxBoxes); err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig(probe.Size, probe.Boxes)
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize, 1), func(probe Config) (Config, error) {
+		if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
+			return Config{}, err
+		}
+		return DefaultConfig(probe.Size, probe.Boxes), envs.CheckRange(Name, "boxes", probe.Boxes, 1, MaxBoxes)
+	})
 }
 
 func optionDocs() []envs.OptionDoc {

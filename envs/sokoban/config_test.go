@@ -36,15 +36,9 @@ func TestConfigErrors(t *testing.T) {
 	})
 }
 
-func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 6, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"boxes": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 18 {
-		t.Errorf("MaxTurns = %d, want 18", e.MaxTurns())
-	}
+// TestSizeBounds checks that New refuses a room too large for the solver table, and that the defaults
+// of a size out of range are those of the nearest size (Validate refuses the size itself).
+func TestSizeBounds(t *testing.T) {
 	if _, err := New(Config{Size: 9}); err == nil {
 		t.Error("New with size 9: no error")
 	}

@@ -1,18 +1,19 @@
 package sokoban
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/graftrl/graftrl/envs/grid"
 )
 
-// Cells are indexed row*stride + col with a fixed stride whatever the room side, so that a cell maps
-// onto the position words without arithmetic on the size.
-const (
-	stride   = 8
-	maxCells = stride * MaxSize
-	// maxFree bounds the floor cells: the interior of the largest room.
-	maxFree = (MaxSize - 2) * (MaxSize - 2)
-)
+// maxFree bounds the floor cells: the interior of the largest room.
+const maxFree = (MaxSize - 2) * (MaxSize - 2)
+
+// A cell index (grid.Index) fits the int8 of free; otherwise this constant overflows and does not
+// compile.
+const _ = int8(MaxSize*grid.MaxSide - 1)
 
 // pcgStream is the second PCG seed word. It is part of the task identity: changing it changes the
 // level of every task seed.
@@ -25,27 +26,14 @@ const maxDraws = 20_000
 // dead marks states of the solver table from which no sequence of moves solves the level.
 const dead = -1
 
-// delta is the cell offset of a move in each direction.
-func delta(d direction) int {
-	switch d {
-	case up:
-		return -stride
-	case down:
-		return stride
-	case left:
-		return -1
-	}
-	return 1
-}
-
 // level is one room: its walls and targets, the start state, and the solver table over every state
 // of the room. The table is computed once per level and never written afterwards, so copies of an
 // env share it.
 type level struct {
 	size   int
 	nBoxes int
-	wall   [maxCells]bool
-	target [maxCells]bool
+	wall   [grid.MaxCells]bool
+	target [grid.MaxCells]bool
 	// targets are the target cells in increasing order (only the first boxes entries are used).
 	targets     [2]int
 	startPlayer int
@@ -54,13 +42,10 @@ type level struct {
 	// in free, or -1 for walls.
 	free    [maxFree]int8
 	nFree   int
-	freeIdx [maxCells]int8
+	freeIdx [grid.MaxCells]int8
 	// dist[index(player, boxes)] is the optimal number of moves to solve the level, or dead.
 	dist []int16
 }
-
-func row(i int) int { return i / stride }
-func col(i int) int { return i % stride }
 
 // index maps a state onto the solver table: the player's floor index, then the boxes' (in
 // increasing order), in base nFree.
@@ -100,7 +85,7 @@ func (l *level) indexFloor() {
 	}
 	for r := 1; r < l.size-1; r++ {
 		for c := 1; c < l.size-1; c++ {
-			i := r*stride + c
+			i := grid.Index(r, c)
 			if !l.wall[i] {
 				l.freeIdx[i] = int8(l.nFree)
 				l.free[l.nFree] = int8(i)
@@ -147,8 +132,8 @@ func (l *level) solve(buf []int16) []int16 {
 		if l.nBoxes == 2 {
 			b1 = int(l.free[s.b1])
 		}
-		for d := range numDirections {
-			dd := delta(d)
+		for d := range grid.NumDirections {
+			dd := d.Offset()
 			q := pc - dd // where the player came from
 			if l.wall[q] || q == b0 || q == b1 {
 				continue
@@ -204,7 +189,7 @@ func (l *level) generate(cfg Config, seed int64) error {
 	rng := rand.New(&pcg)
 	var perm [maxFree]int
 	for i := range interior {
-		perm[i] = (1+i/(n-2))*stride + 1 + i%(n-2)
+		perm[i] = grid.Index(1+i/(n-2), 1+i%(n-2))
 	}
 	l.size, l.nBoxes = n, cfg.Boxes
 	var buf []int16
@@ -215,9 +200,9 @@ func (l *level) generate(cfg Config, seed int64) error {
 			j := i + rng.IntN(interior-i)
 			perm[i], perm[j] = perm[j], perm[i]
 		}
-		l.wall, l.target = [maxCells]bool{}, [maxCells]bool{}
-		for i := range maxCells {
-			r, c := row(i), col(i)
+		l.wall, l.target = [grid.MaxCells]bool{}, [grid.MaxCells]bool{}
+		for i := range grid.MaxCells {
+			r, c := grid.Row(i), grid.Col(i)
 			l.wall[i] = r == 0 || r >= n-1 || c == 0 || c >= n-1
 		}
 		for _, i := range perm[:cfg.Walls] {
@@ -264,50 +249,38 @@ func sorted(b [2]int) [2]int {
 func parseLevel(rows []string) (level, error) {
 	var l level
 	n := len(rows)
-	if n < 3 || n > MaxSize {
-		return l, fmt.Errorf("sokoban: room has %d rows, want 3..%d", n, MaxSize)
-	}
-	l.size = n
 	var boxes, targets []int
 	players := 0
-	for r, line := range rows {
-		if len(line) != n {
-			return l, fmt.Errorf("sokoban: room row %d %q has %d cells, want %d", r, line, len(line), n)
+	err := grid.ParseRows("sokoban: room", rows, 3, MaxSize, func(i int, ch byte) error {
+		if r, c := grid.Row(i), grid.Col(i); (r == 0 || r == n-1 || c == 0 || c == n-1) && ch != '#' {
+			return errors.New("the border must be walls")
 		}
-		for c, ch := range []byte(line) {
-			i := r*stride + c
-			border := r == 0 || r == n-1 || c == 0 || c == n-1
-			if border && ch != '#' {
-				return l, fmt.Errorf("sokoban: room row %d %q: the border must be walls", r, line)
-			}
-			switch ch {
-			case '#':
-				l.wall[i] = true
-			case ' ', '-':
-			case '@':
-				l.startPlayer = i
-				players++
-			case '+':
-				l.startPlayer = i
-				players++
-				targets = append(targets, i)
-			case '$':
-				boxes = append(boxes, i)
-			case '*':
-				boxes = append(boxes, i)
-				targets = append(targets, i)
-			case '.':
-				targets = append(targets, i)
-			default:
-				return l, fmt.Errorf("sokoban: room row %d %q: unknown cell %q", r, line, ch)
-			}
+		switch ch {
+		case '#':
+			l.wall[i] = true
+		case ' ', '-':
+		case '@', '+':
+			l.startPlayer = i
+			players++
+		case '$', '*':
+			boxes = append(boxes, i)
+		case '.':
+		default:
+			return grid.UnknownCell(ch)
 		}
+		if ch == '+' || ch == '*' || ch == '.' {
+			targets = append(targets, i)
+		}
+		return nil
+	})
+	if err != nil {
+		return level{}, err
 	}
 	if players != 1 || len(boxes) < 1 || len(boxes) > 2 || len(targets) != len(boxes) {
-		return l, fmt.Errorf("sokoban: room has %d players, %d boxes and %d targets, want 1, 1..2 and as many targets as boxes",
+		return level{}, fmt.Errorf("sokoban: room has %d players, %d boxes and %d targets, want 1, 1..2 and as many targets as boxes",
 			players, len(boxes), len(targets))
 	}
-	l.nBoxes = len(boxes)
+	l.size, l.nBoxes = n, len(boxes)
 	for i := range 2 {
 		l.startBoxes[i] = boxes[min(i, len(boxes)-1)]
 		l.targets[i] = targets[min(i, len(targets)-1)]

@@ -47,7 +47,6 @@
 package sokoban
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/graftrl/graftrl/envs"
@@ -57,45 +56,19 @@ import (
 // direction is a move of the agent, in the order of the observation words.
 type direction = grid.Direction
 
-const (
-	up            = grid.Up
-	down          = grid.Down
-	left          = grid.Left
-	right         = grid.Right
-	numDirections = grid.NumDirections
-)
-
-// Constant strings sliced by index, because substrings of constants do not allocate.
-const (
-	// vocabulary lists every word the env emits or accepts as an action, in a fixed order; the
-	// position words go up to MaxSize whatever the size, so one vocabulary serves every room.
-	vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall box target up down left right invalid solved"
-	// invalidWord prefixes the observation after an invalid action, so the policy can tell that the
-	// unchanged state is its own fault and not a no-op move.
-	invalidWord = "invalid"
-)
-
-func rowWord(i int) string { return grid.RowWord(row(i)) }
-func colWord(i int) string { return grid.ColWord(col(i)) }
+// vocabulary lists every word the env emits or accepts as an action, in a fixed order; the
+// position words go up to MaxSize whatever the size, so one vocabulary serves every room.
+const vocabulary = "r0 r1 r2 r3 r4 r5 r6 c0 c1 c2 c3 c4 c5 c6 open wall box target up down left right invalid solved"
 
 // Sokoban is one sokoban environment instance (see the package doc). It implements envs.Env,
 // envs.Cloner, envs.ValidActioner and envs.Expert; the zero value is not usable, build one with New.
 type Sokoban struct {
 	cfg Config
 	level
-	// seeded is set once level holds the room of levelSeed, which Reset then reuses: the rollouts of
-	// a group replay the same task.
-	seeded    bool
-	levelSeed int64
-	// fixed is set for hand-built rooms, which Reset keeps whatever the seed.
-	fixed bool
-
+	ep     grid.Episode
 	player int
 	// boxes holds the boxes' cells in increasing order (only the first cfg.Boxes entries are used).
-	boxes   [2]int
-	turn    int
-	started bool
-	over    bool
+	boxes [2]int
 	// scratch holds text while it is built; as an array it is copied, not shared, by Clone.
 	scratch [64]byte
 }
@@ -115,34 +88,17 @@ func New(cfg Config) (*Sokoban, error) {
 	return &Sokoban{cfg: cfg}, nil
 }
 
-// newFromRoom returns an environment on a hand-built room (see parseLevel) that Reset keeps for every
-// seed. Size and boxes of cfg are taken from the room; the other options apply as given, unvalidated.
-func newFromRoom(rows []string, cfg Config) (*Sokoban, error) {
-	l, err := parseLevel(rows)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Size, cfg.Boxes = l.size, l.nBoxes
-	return &Sokoban{cfg: cfg, level: l, fixed: true}, nil
-}
-
 // Config returns the configuration of the environment.
 func (s *Sokoban) Config() Config { return s.cfg }
 
 // Reset starts the episode of a task seed (see the package doc for the instruction format).
 func (s *Sokoban) Reset(task int64) (string, envs.Observation, error) {
-	if !s.fixed && (!s.seeded || s.levelSeed != task) {
-		// A failed draw leaves a partial level behind; no episode may run on it.
-		s.seeded, s.started = false, false
-		if err := s.generate(s.cfg, task); err != nil {
-			return "", envs.Observation{}, err
-		}
-		s.seeded, s.levelSeed = true, task
+	if err := s.ep.Load(task, func(task int64) error { return s.generate(s.cfg, task) }); err != nil {
+		return "", envs.Observation{}, err
 	}
 	s.player, s.boxes = s.startPlayer, s.startBoxes
-	s.turn, s.started, s.over = 0, true, false
-	obs := envs.Observation{Text: s.text(false), Info: envs.Info{Distance: s.distance()}}
-	return s.instruction(), obs, nil
+	s.ep.Start(s.cfg.MaxTurns)
+	return s.instruction(), grid.Moved(s.text(false), s.distance()), nil
 }
 
 // instruction lists the targets and the interior walls.
@@ -153,17 +109,13 @@ func (s *Sokoban) instruction() string {
 			b.WriteByte(' ')
 		}
 		b.WriteString("target ")
-		b.WriteString(rowWord(t))
-		b.WriteByte(' ')
-		b.WriteString(colWord(t))
+		b.WriteString(grid.Position(t))
 	}
 	for r := 1; r < s.size-1; r++ {
 		for c := 1; c < s.size-1; c++ {
-			if i := r*stride + c; s.wall[i] {
+			if i := grid.Index(r, c); s.wall[i] {
 				b.WriteString(" wall ")
-				b.WriteString(rowWord(i))
-				b.WriteByte(' ')
-				b.WriteString(colWord(i))
+				b.WriteString(grid.Position(i))
 			}
 		}
 	}
@@ -173,37 +125,19 @@ func (s *Sokoban) instruction() string {
 // Step applies one action (see the package doc). Stepping before Reset or after the episode ended
 // is a fault of the caller and returns an error.
 func (s *Sokoban) Step(action string) (envs.Observation, error) {
-	if !s.started {
-		return envs.Observation{}, errors.New("sokoban: Step before Reset")
-	}
-	if s.over {
-		return envs.Observation{}, errors.New("sokoban: Step after the episode ended")
-	}
-	s.turn++
-	var obs envs.Observation
-	d, ok := grid.ParseDirection(action)
-	if ok {
-		ok = s.move(d)
-	}
-	switch {
-	case !ok:
-		obs.Reward = s.cfg.InvalidPenalty
-		obs.Info.Invalid = true
-		obs.Text = s.text(true)
-		obs.Info.Distance = s.distance()
-	case s.solved():
-		obs.Done = true
-		obs.Outcome = s.cfg.SuccessReward
-		obs.Info.Success = true
-		obs.Text = rowWord(s.player) + " " + colWord(s.player) + " solved"
-	default:
-		obs.Text = s.text(false)
-		obs.Info.Distance = s.distance()
-	}
-	// A step that solves the room on the last turn is a termination, not a truncation.
-	obs.Truncated = !obs.Done && s.turn >= s.cfg.MaxTurns
-	s.over = obs.Over()
-	return obs, nil
+	return s.ep.Step(Name, func() envs.Observation {
+		d, ok := grid.ParseDirection(action)
+		if ok {
+			ok = s.move(d)
+		}
+		switch {
+		case !ok:
+			return grid.Invalid(s.cfg.InvalidPenalty, s.text(true), s.distance())
+		case s.solved():
+			return grid.Success(s.cfg.SuccessReward, grid.EndText(s.player, "solved"))
+		}
+		return grid.Moved(s.text(false), s.distance())
+	})
 }
 
 // move applies a move or push in direction d and reports whether it was allowed.
@@ -217,7 +151,7 @@ func (s *Sokoban) move(d direction) bool {
 
 // moved returns the state a move or push in direction d leads to, or ok=false when it is not allowed.
 func (s *Sokoban) moved(d direction) (player int, boxes [2]int, ok bool) {
-	dd := delta(d)
+	dd := d.Offset()
 	next, boxes := s.player+dd, s.boxes
 	if s.wall[next] {
 		return s.player, boxes, false
@@ -269,7 +203,7 @@ func (s *Sokoban) distanceOf(player int, boxes [2]int) int {
 
 // look returns the word for what lies one move from the player in direction d.
 func (s *Sokoban) look(d direction) string {
-	i := s.player + delta(d)
+	i := s.player + d.Offset()
 	switch {
 	case s.wall[i]:
 		return "wall"
@@ -281,23 +215,9 @@ func (s *Sokoban) look(d direction) string {
 
 // text is the observation of a non-terminal state, built in scratch so that it costs one allocation.
 func (s *Sokoban) text(invalid bool) string {
-	b := s.scratch[:0]
-	if invalid {
-		b = append(b, invalidWord...)
-		b = append(b, ' ')
-	}
-	b = append(b, rowWord(s.player)...)
-	b = append(b, ' ')
-	b = append(b, colWord(s.player)...)
-	for d := range numDirections {
-		b = append(b, ' ')
-		b = append(b, s.look(d)...)
-	}
+	b := grid.AppendView(s.scratch[:0], invalid, s.player, s.look)
 	for _, x := range s.boxes[:s.cfg.Boxes] {
-		b = append(b, ' ')
-		b = append(b, rowWord(x)...)
-		b = append(b, ' ')
-		b = append(b, colWord(x)...)
+		b = grid.AppendPosition(append(b, ' '), x)
 	}
 	return string(b)
 }
@@ -305,12 +225,10 @@ func (s *Sokoban) text(invalid bool) string {
 // StateKey returns the player's cell and the boxes' cells, "r2c3 r3c3" (see the package doc).
 func (s *Sokoban) StateKey() string {
 	b := s.scratch[:0]
-	b = append(b, rowWord(s.player)...)
-	b = append(b, colWord(s.player)...)
+	b = append(b, grid.CellKey(s.player)...)
 	for _, x := range s.boxes[:s.cfg.Boxes] {
 		b = append(b, ' ')
-		b = append(b, rowWord(x)...)
-		b = append(b, colWord(x)...)
+		b = append(b, grid.CellKey(x)...)
 	}
 	return string(b)
 }
@@ -340,15 +258,14 @@ func (s *Sokoban) Legend() string {
 // of column numbers: '#' wall, '@' player ('+' on a target), '$' box ('*' on a target), '.' target,
 // '-' floor. Before the first Reset of a generated room there is nothing to draw and it returns "".
 func (s *Sokoban) Render() string {
-	if !s.fixed && !s.seeded {
+	if !s.ep.HasLayout() {
 		return ""
 	}
 	player, boxes := s.startPlayer, s.startBoxes
-	if s.started {
+	if s.ep.Started() {
 		player, boxes = s.player, s.boxes
 	}
-	return grid.Render(s.size, func(r, c int) byte {
-		i := r*stride + c
+	return grid.Render(s.size, func(i int) byte {
 		box := boxes[0] == i || (s.nBoxes == 2 && boxes[1] == i)
 		ch := byte('-')
 		switch {

@@ -1,8 +1,10 @@
 // Package doccheck keeps graftrl's documentation from dangling. It reads README.md,
 // ARCHITECTURE.md and every docs/**/*.md of the repository and reports, with file and line, each
 // relative markdown link whose target does not exist and each repository path named in backticks
-// (`configs/quickstart.yaml`) that does not exist. Its test runs the check on the repository, so
-// `go test ./...` fails when a page points at a file that moved.
+// (`configs/quickstart.yaml`) that does not exist. It also reads the Go code (every non-test .go
+// file) and reports each pointer to a section of a page, in a comment or a message, whose page
+// or heading does not exist (CheckGo). Its test runs the check on the repository, so
+// `go test ./...` fails when a page or a section that the code points at moved.
 //
 // What counts as a path in backticks: one token, without spaces, globs, placeholders (<name>,
 // NAME, DIR, …) or ellipses, whose first element is a file or folder at the repository root.
@@ -22,17 +24,23 @@ import (
 	"strings"
 )
 
-// Broken is one reference that names a file that does not exist.
+// Broken is one reference that names a file, or a section of a page, that does not exist.
 type Broken struct {
-	File   string // the markdown file, relative to the repository root
+	File   string // the markdown or Go file, relative to the repository root
 	Line   int    // 1-based line of the reference
-	Kind   string // "link" or "path"
+	Kind   string // "link" or "path" (markdown), "section" or "anchor" (Go code)
 	Target string // the reference as written
+	Why    string // what does not exist; empty for a link or path: the file or folder
 }
 
-// String formats b as "file:line: kind "target": no such file or folder".
+// String formats b as "file:line: kind "target": why", why "no such file or folder" for a link
+// or a path.
 func (b Broken) String() string {
-	return fmt.Sprintf("%s:%d: %s %q: no such file or folder", b.File, b.Line, b.Kind, b.Target)
+	why := b.Why
+	if why == "" {
+		why = "no such file or folder"
+	}
+	return fmt.Sprintf("%s:%d: %s %q: %s", b.File, b.Line, b.Kind, b.Target, why)
 }
 
 // generated are root folders of generated output, which a fresh clone does not have.
@@ -92,19 +100,27 @@ func Files(root string) ([]string, error) {
 	return files, nil
 }
 
-// CheckRepo runs Check on every file Files lists.
+// CheckRepo runs Check on every file Files lists and CheckGo on every file GoFiles lists.
 func CheckRepo(root string) ([]Broken, error) {
 	files, err := Files(root)
 	if err != nil {
 		return nil, err
 	}
+	goFiles, err := GoFiles(root)
+	if err != nil {
+		return nil, fmt.Errorf("doccheck: %w", err)
+	}
 	var all []Broken
-	for _, f := range files {
+	for _, f := range append(files, goFiles...) {
 		text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, fmt.Errorf("doccheck: %w", err)
 		}
-		all = append(all, Check(root, f, text)...)
+		if strings.HasSuffix(f, ".go") {
+			all = append(all, CheckGo(root, f, text)...)
+		} else {
+			all = append(all, Check(root, f, text)...)
+		}
 	}
 	return all, nil
 }
@@ -123,13 +139,13 @@ func Check(root, file string, text []byte) []Broken {
 			target := prose[m[2]:m[3]]
 			rel, ok := linkPath(file, target)
 			if ok && !exists(rel) {
-				out = append(out, Broken{file, lineOf(prose, m[2]), "link", target})
+				out = append(out, Broken{file, lineOf(prose, m[2]), "link", target, ""})
 			}
 		}
 	}
 	for _, s := range spans {
 		if rel, ok := repoPath(root, s.text); ok && !exists(rel) {
-			out = append(out, Broken{file, s.line, "path", s.text})
+			out = append(out, Broken{file, s.line, "path", s.text, ""})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })

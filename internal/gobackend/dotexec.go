@@ -130,62 +130,10 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 // first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, nw int) {
-	// The rhs as kernels read it, per example e. With AVX-512 its first ng groups of 16 columns
-	// (panels 4g..4g+3) go to the 16-lane kernel: read in place (gw[e], step stride ws, group
-	// stride gs) when the rhs is [k, n] with contiguous rows, else packed into panels by
-	// packGroupsNK. The remaining columns are packed into 4-wide panels: panel p at panels[p·k:].
+	r := packRHS(rhs, rhsDims, rhsBatch, rhsContracting, batch, n, k)
+	defer r.release()
+	ng, ws, gs, gw, panels, pe, restAt, rest := r.ng, r.ws, r.gs, r.gw, r.panels, r.pe, r.restAt, r.rest
 	np := (n + 3) / 4
-	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
-	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
-	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
-	if !nk && !kn {
-		t := transposedScratch(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
-		defer workers.PutScratch(t)
-		rhs = *t
-		ro, kn = stridedLayout(batch, k*n, 1, n), true
-	}
-	ng, ws, gs := 0, 16, 16*k
-	gw := make([][]float32, batch)
-	if useAVX512 && k > 0 {
-		if kn {
-			ng, ws, gs = n/16, ro.contr, 16
-		} else {
-			ng = np / 4
-		}
-	}
-	rest := np - 4*ng       // 4-wide panels after the groups
-	tail := max(0, n-16*ng) // and their columns
-	// Per example, the panels the kernels read: all np when the groups are packed too (group g is
-	// panels 4g..4g+3), only the rest when the groups are read in place.
-	pe, restAt := np*k, 4*ng*k
-	if kn {
-		pe, restAt = rest*k, 0
-	}
-	scratch := workers.GetScratch(4 * batch * pe)
-	defer workers.PutScratch(scratch)
-	var panels [][4]float32 // (*scratch as panels of four; every entry read is written below)
-	if pe > 0 {
-		panels = unsafe.Slice((*[4]float32)(unsafe.Pointer(&(*scratch)[0])), batch*pe)
-	}
-	pack := func(e int) {
-		dst, x := panels[e*pe:(e+1)*pe], rhs[ro.off[e]:]
-		switch {
-		case kn:
-			gw[e] = x
-			if tail > 0 {
-				packPanelsKN(dst, x[16*ng:], ro.contr, k, tail)
-			}
-		default:
-			if ng > 0 {
-				packGroupsNK(dst, x, ro.free, k, n, ng)
-				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
-			}
-			if tail > 0 {
-				packPanelsNK(dst[restAt:], x[16*ng*ro.free:], ro.free, k, tail)
-			}
-		}
-	}
-	workers.ForEach(batch, len(panels) >= 2*elementGrain/4, pack)
 	// The lhs: the 16-lane kernel reads any strides, the panel kernel rows of k contiguous values.
 	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
 	if !ok || !(lo.contr == 1 || k <= 1 || rest == 0) {
@@ -232,6 +180,91 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	workers.ForEach(batch*chunks, nw > 1 && batch*m*n*k >= 2*minMACs, unit)
+}
+
+// rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
+// AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in
+// place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
+// else packed into panels by packGroupsNK. The remaining columns are packed into rest 4-wide
+// panels: example e's pe panels start at panels[e·pe:], its rest at restAt within them, panel p
+// at p·k.
+type rhsPanels struct {
+	ng, ws, gs       int
+	gw               [][]float32
+	panels           [][4]float32
+	pe, restAt, rest int
+	// scratch holds panels, and transposed the rhs copied to [batch, k, n] when its layout
+	// is one the kernels do not read (nil when read in place): release gives both back.
+	scratch, transposed *[]float32
+}
+
+// release gives the scratch buffers of r back to the pool.
+func (r *rhsPanels) release() {
+	workers.PutScratch(r.scratch)
+	if r.transposed != nil {
+		workers.PutScratch(r.transposed)
+	}
+}
+
+// packRHS lays out the rhs of dotFloat32 for its kernels (rhsPanels): read in place where its
+// layout allows, else copied to [batch, k, n] first, and the columns the 16-lane kernel does not
+// read in place packed into panels, one example per worker.
+func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k int) rhsPanels {
+	var r rhsPanels
+	np := (n + 3) / 4
+	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	nk := ok && (ro.contr == 1 || k <= 1)       // rows of k contiguous values: [n, k]
+	kn := ok && !nk && (ro.free == 1 || n == 1) // rows of n contiguous values: [k, n]
+	if !nk && !kn {
+		t := transposedScratch(rhs, rhsDims, normalOrder(len(rhsDims), rhsBatch, rhsContracting, false))
+		r.transposed = t
+		rhs = *t
+		ro, kn = stridedLayout(batch, k*n, 1, n), true
+	}
+	ng, ws, gs := 0, 16, 16*k
+	gw := make([][]float32, batch)
+	if useAVX512 && k > 0 {
+		if kn {
+			ng, ws, gs = n/16, ro.contr, 16
+		} else {
+			ng = np / 4
+		}
+	}
+	rest := np - 4*ng       // 4-wide panels after the groups
+	tail := max(0, n-16*ng) // and their columns
+	// Per example, the panels the kernels read: all np when the groups are packed too (group g is
+	// panels 4g..4g+3), only the rest when the groups are read in place.
+	pe, restAt := np*k, 4*ng*k
+	if kn {
+		pe, restAt = rest*k, 0
+	}
+	scratch := workers.GetScratch(4 * batch * pe)
+	r.scratch = scratch
+	var panels [][4]float32 // (*scratch as panels of four; every entry read is written below)
+	if pe > 0 {
+		panels = unsafe.Slice((*[4]float32)(unsafe.Pointer(&(*scratch)[0])), batch*pe)
+	}
+	pack := func(e int) {
+		dst, x := panels[e*pe:(e+1)*pe], rhs[ro.off[e]:]
+		switch {
+		case kn:
+			gw[e] = x
+			if tail > 0 {
+				packPanelsKN(dst, x[16*ng:], ro.contr, k, tail)
+			}
+		default:
+			if ng > 0 {
+				packGroupsNK(dst, x, ro.free, k, n, ng)
+				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
+			}
+			if tail > 0 {
+				packPanelsNK(dst[restAt:], x[16*ng*ro.free:], ro.free, k, tail)
+			}
+		}
+	}
+	workers.ForEach(batch, len(panels) >= 2*elementGrain/4, pack)
+	r.ng, r.ws, r.gs, r.gw, r.panels, r.pe, r.restAt, r.rest = ng, ws, gs, gw, panels, pe, restAt, rest
+	return r
 }
 
 // transposedScratch returns a scratch buffer (give it back with putScratch) holding x, row-major

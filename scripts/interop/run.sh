@@ -48,6 +48,9 @@ echo "== interop: paired statistics against scipy, numpy and statsmodels (docs/s
 GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyPaired$' -count=1
 "$py" scripts/interop/paired_check.py docs/study "$out/study_paired.json" || status=1
 
+echo "== interop: the Go reference tables of the statistics are what scipy, statsmodels and rliable give"
+"$py" scripts/interop/reference_values.py --check || status=1
+
 echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
 GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
 "$py" scripts/interop/grpo_check.py "$out/grpo_groups.json" || status=1
