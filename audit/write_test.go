@@ -3,9 +3,13 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"fmt"
 	"image/png"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +121,7 @@ checkpoint: {every: 1, keep_last: 5}
 		t.Fatal(err)
 	}
 	run := tr.Dir()
+	before := runFiles(t, run)
 	opts := Options{Steps: 6, MC: 2, Slots: 8}
 	res, err := AuditRun(RunOptions{Run: run, Audit: opts})
 	if err != nil {
@@ -145,4 +150,40 @@ checkpoint: {every: 1, keep_last: 5}
 			t.Error(err)
 		}
 	}
+	// An audit writes its own folder and changes nothing else of the run it reads.
+	if after := runFiles(t, run); !maps.Equal(before, after) {
+		t.Errorf("the audits changed the run directory outside audit/:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// runFiles maps every file of a run directory outside its audit folder to its size, mode,
+// modification time and SHA-256.
+func runFiles(t *testing.T, run string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(run, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == rundir.AuditPath(run) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fmt.Sprintf("%d %v %d %x", info.Size(), info.Mode(), info.ModTime().UnixNano(), sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
