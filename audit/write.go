@@ -120,8 +120,8 @@ func (r *Result) Write(dir string) error {
 	return nil
 }
 
-// ReadResult reads an audit.json written by Write.
-func ReadResult(path string) (*Result, error) {
+// readResult reads an audit.json written by Write (its tests read one back).
+func readResult(path string) (*Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func checkPNG(t *testing.T, path string, minW, minH int) {
 	}
 }
 
-// Write lays out every file of an audit; ReadResult reads audit.json back; WriteCheckpoints adds
+// Write lays out every file of an audit; readResult reads audit.json back; WriteCheckpoints adds
 // the metrics over checkpoints. Set GRAFTRL_AUDIT_OUT to keep the files (to look at the plots).
 func TestWriteFiles(t *testing.T) {
 	res, err := Run(chainSetup(t, 16), Options{Steps: 30, MC: 8, Seed: 2, Slots: 32})
@@ -50,7 +50,7 @@ func TestWriteFiles(t *testing.T) {
 	if err := res.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(filepath.Join(dir, rundir.AuditJSON))
+	back, err := readResult(filepath.Join(dir, rundir.AuditJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
