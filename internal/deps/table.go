@@ -22,6 +22,7 @@ func table() []row {
 		{name: "internal/doccheck", use: nobody},
 		{name: "internal/deps", use: nobody},
 		{name: "internal/strict", leaf: true},
+		{name: "modelfile", only: []string{"internal/limits"}},
 		{name: "policy/spec"},
 		{name: "envs", not: []string{"policy/...", "trainer", "config", "rollout"}},
 		{name: "envs/<name>", pkgs: envNames, not: []string{"policy/..."}},

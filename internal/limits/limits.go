@@ -1,5 +1,6 @@
 // Package limits bounds what graftrl reads from files: configs, saved batch files (their
-// decompressed size included), checkpoints and the metrics files a comparison reads back. A file
+// decompressed size included), checkpoints, the metrics files a comparison reads back and
+// pretrained model files (GGUF), whose tensors are read on demand. A file
 // over its limit is refused with an error that names the file, the limit and the environment
 // variable that raises it, before the file is read into memory; where the file's size is known,
 // the value of the variable the error suggests admits the file.
@@ -30,6 +31,10 @@ const (
 	// 1 GiB, GRAFTRL_MAX_METRICS_BYTES. They are streamed, not held whole, but a file that never
 	// ends (a link to /dev/urandom, a device) must still stop somewhere.
 	Metrics
+	// Model is a pretrained model file (GGUF): 8 GiB, GRAFTRL_MAX_MODEL_BYTES. Its tensors are
+	// read one at a time, so the limit bounds what a loader may go on to hold, and every length
+	// inside the file is checked against the file's size.
+	Model
 )
 
 func (k Kind) spec() (what, env string, def int64) {
@@ -40,6 +45,8 @@ func (k Kind) spec() (what, env string, def int64) {
 		return "batch file", "GRAFTRL_MAX_BATCH_BYTES", 256 << 20
 	case Metrics:
 		return "metrics file", "GRAFTRL_MAX_METRICS_BYTES", 1 << 30
+	case Model:
+		return "model file", "GRAFTRL_MAX_MODEL_BYTES", 8 << 30
 	default:
 		return "checkpoint", "GRAFTRL_MAX_CHECKPOINT_BYTES", 4 << 30
 	}

@@ -51,6 +51,10 @@ GRAFTRL_INTEROP_OUT="$out" go test ./compare -run '^TestInteropStudyPaired$' -co
 echo "== interop: the Go reference tables of the statistics are what scipy, statsmodels and rliable give"
 "$py" scripts/interop/reference_values.py --check || status=1
 
+echo "== interop: modelfile's GGUF values are the Python gguf package's (SmolLM2, scripts/install-smollm2.sh)"
+py_gguf=$(venv gguf scripts/interop/requirements-gguf.txt)
+"$py_gguf" scripts/interop/gguf_reference.py --check || status=1
+
 echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
 GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
 "$py" scripts/interop/grpo_check.py "$out/grpo_groups.json" || status=1
