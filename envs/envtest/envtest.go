@@ -48,6 +48,10 @@
 //
 // RunExpert checks the expert of an env that offers one (envs.ExpertOf) and its ValidActions on a
 // panel of tasks; RunWithExpert runs both suites.
+//
+// Beside the suite, every env's own tests share the golden transcript whose hash pins what an env
+// says and does (CheckGolden), tables of expected steps and options, the breadth-first oracle of
+// distances (Oracle, StepsToSuccess), and the benchmark loops of Step and Reset.
 package envtest
 
 import (

@@ -89,24 +89,6 @@ func CheckOptionErrors[C any](t testing.TB, env string, parse func(envs.Options)
 	}
 }
 
-// CheckOptionDocs checks that env is registered with n option docs and that every documented key is
-// among the keys parse allows (it names them all when it refuses an unknown key).
-func CheckOptionDocs[C any](t testing.TB, env string, n int, parse func(envs.Options) (C, error)) {
-	t.Helper()
-	s, err := envs.Lookup(env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Options) != n {
-		t.Errorf("%d option docs, want %d", len(s.Options), n)
-	}
-	for _, d := range s.Options {
-		if _, err := parse(envs.Options{d.Key + "x": 1}); err == nil || !strings.Contains(err.Error(), d.Key) {
-			t.Errorf("documented key %q missing from the allowed list: %v", d.Key, err)
-		}
-	}
-}
-
 // ConfigCase is a set of options and the configuration parse must make of them.
 type ConfigCase[C comparable] struct {
 	Name string
@@ -126,16 +108,16 @@ func CheckConfigs[C comparable](t testing.TB, parse func(envs.Options) (C, error
 }
 
 // CheckTurnCaps checks an env's turn_cap_factor (a step cap per task): for each factor f in 1,
-// 1.5 and 3 and each grid side, build(f, side) makes the env; MaxTurns must be ⌈f × longest(side)⌉,
-// and on 20 task seeds the optimal length d that Reset reports must lie in
-// shortest(side)..longest(side), envs.TurnCapOf must be ⌈f·d⌉, and an episode of unparsable actions
-// must be truncated on exactly that turn.
-func CheckTurnCaps(t *testing.T, sides []int, shortest, longest func(side int) int, build func(f float64, side int) (envs.Env, error)) {
+// 1.5 and 3 and each grid side, the registry makes env from the options size and turn_cap_factor;
+// MaxTurns must be ⌈f × longest(side)⌉, and on 20 task seeds the optimal length d that Reset
+// reports must lie in shortest(side)..longest(side), envs.TurnCapOf must be ⌈f·d⌉, and an episode
+// of unparsable actions must be truncated on exactly that turn.
+func CheckTurnCaps(t *testing.T, env string, sides []int, shortest, longest func(side int) int) {
 	t.Helper()
 	ceil := func(f float64, d int) int { return int(math.Ceil(f*float64(d) - 1e-9)) }
 	for _, f := range []float64{1, 1.5, 3} {
 		for _, side := range sides {
-			e, err := build(f, side)
+			e, err := envs.New(env, envs.Options{"size": side, "turn_cap_factor": f})
 			if err != nil {
 				t.Fatal(err)
 			}

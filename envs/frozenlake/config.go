@@ -20,9 +20,6 @@ const (
 	DefaultSize = 4
 )
 
-// maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
-const maxTurnsLimit = 100
-
 // MaxSlip bounds the slip probability: beyond it a move goes sideways more often than ahead.
 const MaxSlip = 0.9
 
@@ -119,7 +116,7 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "slip", c.Slip, 0, MaxSlip); err != nil {
 		return err
 	}
-	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), maxTurnsLimit); err != nil {
+	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxDistance(c.Size), grid.MaxTurnsLimit); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
 	if err := envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward); err != nil {
@@ -165,7 +162,7 @@ func mapHoles(rows []string) int {
 // ConfigFromOptions decodes and validates the options of the env section. Holes and max_turns
 // default by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+	return envs.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
 		if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
 			return Config{}, err
 		}
@@ -190,7 +187,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "holes", Default: bySize(func(c Config) int { return c.Holes }), Help: "number of holes (stepping into one fails the episode), 0..size²/4"},
 		{Key: "slip", Default: strconv.FormatFloat(d.Slip, 'g', -1, 64), Help: fmt.Sprintf("probability that a move goes sideways instead, 0..%g", MaxSlip)},
 		{Key: "slip_seed", Default: "0", Help: "selects the random stream of the slips (with the task seed and the instance's episode number)"},
-		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
+		grid.MaxTurnsDoc(bySize(func(c Config) int { return c.MaxTurns }), "2*(size-1)"),
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),
 		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),
 		{Key: "map", Default: `""`, Help: "a standard lake for every task seed instead of one drawn per seed: 4x4 (gymnasium's FrozenLake-v1 map SFFF FHFH FFFH HFFG) or 8x8 (its map_name=\"8x8\")"},

@@ -3,12 +3,12 @@ package frozenlake
 import (
 	"testing"
 
-	"github.com/graftrl/graftrl/envs/grid/gridtest"
+	"github.com/graftrl/graftrl/envs/envtest"
 )
 
 // TestGoldenTranscript checks the lake as the registry makes it: its option docs name allowed keys,
 // and everything it says and does in several configurations (option docs, vocabulary,
 // instructions, observations, rewards, state keys, pictures, valid and expert actions) matches the
 // hashes of testdata/transcripts.sha256, computed from the code before the grid envs shared their
-// episode lifecycle (grid.Episode). See gridtest.CheckGolden.
-func TestGoldenTranscript(t *testing.T) { gridtest.CheckGolden(t, Name, "testdata/transcripts.sha256") }
+// episode lifecycle (grid.Episode). See envtest.CheckGolden.
+func TestGoldenTranscript(t *testing.T) { envtest.CheckGolden(t, Name, "testdata/transcripts.sha256") }

@@ -12,8 +12,8 @@
 //     the accounting of a step, with the observations of its outcomes (Invalid, Moved, Success,
 //     Failure);
 //   - the hand-built layouts of tests read from text (ParseLayout, ParseRows);
-//   - the options: their two-pass decoding where defaults depend on the side (DecodeOptions), the
-//     checks and docs of turn_cap_factor, the size note of option errors;
+//   - the options: the cap on max_turns and its doc, the checks and docs of turn_cap_factor, the
+//     size note of option errors;
 //   - the valid moves and the shortest-path expert move built on each env's own move rule.
 package grid
 

@@ -8,24 +8,14 @@ import (
 	"github.com/graftrl/graftrl/envs"
 )
 
-// DecodeOptions decodes the options of a grid env whose defaults depend on some of the options (the
-// side, the number of boxes). It decodes them first over probe, the defaults of the default side, to
-// read those options; defaults then checks them and returns the defaults they imply, over which
-// the options are decoded again, so that explicit keys win over the defaults of their side. It
-// returns the configuration and its validation; on an error before, the zero configuration.
-func DecodeOptions[C interface{ Validate() error }](env string, opts envs.Options, probe C, defaults func(probe C) (C, error)) (C, error) {
-	var zero C
-	if err := opts.Decode(env, &probe); err != nil {
-		return zero, err
-	}
-	cfg, err := defaults(probe)
-	if err != nil {
-		return zero, err
-	}
-	if err := opts.Decode(env, &cfg); err != nil {
-		return zero, err
-	}
-	return cfg, cfg.Validate()
+// MaxTurnsLimit caps max_turns of every grid env: the policy's context holds the whole episode, so
+// longer caps only buy tokens spent wandering.
+const MaxTurnsLimit = 100
+
+// MaxTurnsDoc documents the max_turns option of a grid env: its defaults, and its lowest value, the
+// length of the longest task.
+func MaxTurnsDoc(defaults, lowest string) envs.OptionDoc {
+	return envs.OptionDoc{Key: "max_turns", Default: defaults, Help: fmt.Sprintf("step cap, %s..%d", lowest, MaxTurnsLimit)}
 }
 
 // SizeNote appends " for size <size>" to the allowed values of an *envs.OptionError, for the options
@@ -49,11 +39,12 @@ func TurnCapDoc() envs.OptionDoc {
 }
 
 // CheckTurns checks the step-cap options of env on grids of side size whose longest task takes
-// longest moves: max_turns in longest..limit, so that every task stays solvable in time; and
-// turn_cap_factor f, 0 (off) or at least 1 with the longest task's cap, ⌈f·longest⌉, at most limit
-// turns, and not together with a max_turns other than its default for the size, defaultMaxTurns.
-// The errors are *envs.OptionError naming the key.
-func CheckTurns(env string, size, maxTurns, defaultMaxTurns int, f float64, longest, limit int) error {
+// longest moves: max_turns in longest..MaxTurnsLimit, so that every task stays solvable in time;
+// and turn_cap_factor f, 0 (off) or at least 1 with the longest task's cap, ⌈f·longest⌉, at most
+// MaxTurnsLimit turns, and not together with a max_turns other than its default for the size,
+// defaultMaxTurns. The errors are *envs.OptionError naming the key.
+func CheckTurns(env string, size, maxTurns, defaultMaxTurns int, f float64, longest int) error {
+	const limit = MaxTurnsLimit
 	if err := envs.CheckRange(env, "max_turns", maxTurns, longest, limit); err != nil {
 		return SizeNote(err, size)
 	}

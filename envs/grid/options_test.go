@@ -6,45 +6,6 @@ import (
 	"github.com/graftrl/graftrl/envs"
 )
 
-// sideConfig is a configuration whose walls default by side, as a grid env's do.
-type sideConfig struct {
-	Size  int `yaml:"size"`
-	Walls int `yaml:"walls"`
-}
-
-func (c sideConfig) Validate() error {
-	return SizeNote(envs.CheckRange("t", "walls", c.Walls, 0, c.Size), c.Size)
-}
-
-// sideDefaults are the defaults of a side: size-1 walls.
-func sideDefaults(probe sideConfig) (sideConfig, error) {
-	return sideConfig{Size: probe.Size, Walls: probe.Size - 1}, envs.CheckRange("t", "size", probe.Size, 2, 8)
-}
-
-// TestDecodeOptions checks the two passes: the defaults follow the side given, explicit keys win
-// over them, and errors of the first pass, of the side and of validation come out as they are.
-func TestDecodeOptions(t *testing.T) {
-	probe := sideConfig{Size: 3, Walls: 2}
-	for _, tc := range []struct {
-		opts envs.Options
-		want sideConfig
-		err  string
-	}{
-		{nil, sideConfig{3, 2}, ""},
-		{envs.Options{"size": 6}, sideConfig{6, 5}, ""},
-		{envs.Options{"size": 6, "walls": 0}, sideConfig{6, 0}, ""},
-		{envs.Options{"walls": 3}, sideConfig{3, 3}, ""},
-		{envs.Options{"walls": 4}, sideConfig{3, 4}, `env t: option "walls": 4 is out of range (allowed 0..3 for size 3)`},
-		{envs.Options{"size": 9}, sideConfig{}, `env t: option "size": 9 is out of range (allowed 2..8)`},
-		{envs.Options{"side": 4}, sideConfig{}, `env t: unknown option "side" (allowed: size, walls)`},
-	} {
-		got, err := DecodeOptions("t", tc.opts, probe, sideDefaults)
-		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
-			t.Errorf("%v: %+v, %v; want %+v, %s", tc.opts, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 // TestCheckTurns checks max_turns and turn_cap_factor on a side-5 grid whose longest task takes 8
 // moves, with a limit of 100 turns and a default max_turns of 12.
 func TestCheckTurns(t *testing.T) {
@@ -64,7 +25,7 @@ func TestCheckTurns(t *testing.T) {
 		{12, 12.6, `env t: option "turn_cap_factor": 12.6 is out of range (allowed 0 (off) or 1..12.5 for size 5 (the longest task's cap at most 100 turns))`},
 		{20, 2, `env t: option "turn_cap_factor": 2 replaces max_turns (allowed one of max_turns and turn_cap_factor)`},
 	} {
-		err := CheckTurns("t", 5, tc.maxTurns, 12, tc.f, 8, 100)
+		err := CheckTurns("t", 5, tc.maxTurns, 12, tc.f, 8)
 		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 			t.Errorf("max_turns %d, turn_cap_factor %g: %v, want %s", tc.maxTurns, tc.f, err, tc.err)
 		}

@@ -1,7 +1,6 @@
 package keydoor
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/graftrl/graftrl/envs"
@@ -17,15 +16,9 @@ const Name = "keydoor"
 // KeyDoor.Vocabulary); sizes 5..7 keep the words, tasks and keys they always had.
 const (
 	MinSize     = 5
-	MaxSize     = 11
+	MaxSize     = grid.MaxSide
 	DefaultSize = 5
 )
-
-// MaxSize fits the shared grid code; otherwise this constant is negative and does not compile.
-const _ = uint(grid.MaxSide - MaxSize)
-
-// maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
-const maxTurnsLimit = 100
 
 // Config holds the options of a key-and-door grid; the yaml tags are the keys of the env section.
 type Config struct {
@@ -77,7 +70,7 @@ func (c Config) Validate() error {
 		return grid.SizeNote(err, c.Size)
 	}
 	if err := grid.CheckTurns(Name, c.Size, c.MaxTurns, DefaultConfig(c.Size).MaxTurns, c.TurnCapFactor,
-		maxDistance(c.Size), maxTurnsLimit); err != nil {
+		maxDistance(c.Size)); err != nil {
 		return err
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
@@ -86,7 +79,7 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
 // by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+	return envs.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
 		return DefaultConfig(probe.Size), envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize)
 	})
 }
@@ -100,7 +93,7 @@ func optionDocs() []envs.OptionDoc {
 		grid.SizeDoc(d.Size, MinSize, MaxSize, smallSize),
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "wall cells besides the wall line with the door, 0..size-1"},
 		{Key: "key_in_state", Default: strconv.FormatBool(d.KeyInState), Help: "whether the state key tells if the key is held; false aliases states on purpose"},
-		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 3*size-1..%d", maxTurnsLimit)},
+		grid.MaxTurnsDoc(bySize(func(c Config) int { return c.MaxTurns }), "3*size-1"),
 		grid.TurnCapDoc(),
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),
 		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),

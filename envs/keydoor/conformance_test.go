@@ -6,6 +6,7 @@ import (
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // suiteOptions are the declarations of keydoor of the given size to the conformance suite: the four
@@ -16,12 +17,9 @@ func suiteOptions(size int) []envtest.Option {
 	if size > smallSize {
 		maxVocab += 8
 	}
-	return []envtest.Option{
-		envtest.ActionSet("up", "down", "left", "right"),
-		envtest.Penalty(DefaultConfig(DefaultSize).InvalidPenalty),
+	return append(gridtest.MoveOptions(DefaultConfig(DefaultSize).InvalidPenalty),
 		envtest.Invalid("pick", "key", "open door", "up left"),
-		envtest.MaxVocabulary(maxVocab),
-	}
+		envtest.MaxVocabulary(maxVocab))
 }
 
 // TestConformance runs the envs conformance suite, expert checks included, on every size, and with
@@ -40,16 +38,21 @@ func TestConformance(t *testing.T) {
 }
 
 // TestConformanceLargeSizes runs the suite at the sizes of the long-horizon studies, 9 and 11, with
-// the most extra walls and with the key left out of the state key.
+// the most extra walls, with the largest per-task cap (turn_cap_factor 3) and with the key left
+// out of the state key.
 func TestConformanceLargeSizes(t *testing.T) {
 	for _, size := range []int{9, MaxSize} {
 		walled := DefaultConfig(size)
 		walled.Walls = maxWalls(size)
+		capped := DefaultConfig(size)
+		capped.TurnCapFactor = 3
 		aliased := DefaultConfig(size)
 		aliased.KeyInState = false
-		t.Run("walled"+strconv.Itoa(size), func(t *testing.T) {
-			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(walled) }, suiteOptions(size)...)
-		})
+		for name, cfg := range map[string]Config{"walled": walled, "turncap": capped} {
+			t.Run(name+strconv.Itoa(size), func(t *testing.T) {
+				envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions(size)...)
+			})
+		}
 		t.Run("aliased"+strconv.Itoa(size), func(t *testing.T) {
 			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(aliased) }, append(suiteOptions(size), envtest.Aliased())...)
 		})

@@ -12,20 +12,7 @@ import (
 // that Reset reports; an episode of invalid actions is truncated on exactly that turn, and
 // MaxTurns is the cap of the longest task a layout can have.
 func TestTurnCapFactor(t *testing.T) {
-	envtest.CheckTurnCaps(t, []int{MinSize, 7, 9, MaxSize},
-		func(side int) int { return side - 1 }, func(side int) int { return 3*side - 1 },
-		func(f float64, side int) (envs.Env, error) {
-			cfg := DefaultConfig(side)
-			cfg.TurnCapFactor = f
-			return New(cfg)
-		})
-}
-
-// The per-task cap keeps every property of the env contract, at the largest size and factor.
-func TestTurnCapFactorConformance(t *testing.T) {
-	cfg := DefaultConfig(MaxSize)
-	cfg.TurnCapFactor = 3
-	envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions(MaxSize)...)
+	envtest.CheckTurnCaps(t, Name, []int{MinSize, 7, 9, MaxSize}, func(side int) int { return side - 1 }, func(side int) int { return 3*side - 1 })
 }
 
 // TestTurnCapFactorLargeSizes checks the cap as a multiple of the optimal length at sizes 9 and 11

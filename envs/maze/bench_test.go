@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkMazeStep(b *testing.B) {
 func BenchmarkMazeReset(b *testing.B) {
 	for _, size := range []int{5, 7} {
 		b.Run("size"+strconv.Itoa(size), func(b *testing.B) {
-			gridtest.BenchmarkResets(b, func() (envs.Env, error) { return New(DefaultConfig(size)) })
+			envtest.BenchmarkResets(b, func() (envs.Env, error) { return New(DefaultConfig(size)) })
 		})
 	}
 }

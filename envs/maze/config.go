@@ -1,8 +1,6 @@
 package maze
 
 import (
-	"fmt"
-
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/grid"
 )
@@ -16,16 +14,9 @@ const Name = "maze"
 // the vocabulary (see Maze.Vocabulary); sizes 5..7 keep the words, tasks and keys they always had.
 const (
 	MinSize     = 5
-	MaxSize     = 11
+	MaxSize     = grid.MaxSide
 	DefaultSize = 5
 )
-
-// MaxSize fits the shared grid code; otherwise this constant is negative and does not compile.
-const _ = uint(grid.MaxSide - MaxSize)
-
-// maxTurnsLimit caps max_turns: the policy's context holds the whole episode, so longer caps only
-// buy tokens spent wandering.
-const maxTurnsLimit = 100
 
 // Config holds the options of a maze; the yaml tags are the keys of the env section of a config.
 type Config struct {
@@ -89,7 +80,7 @@ func (c Config) Validate() error {
 		return grid.SizeNote(err, c.Size)
 	}
 	if err := grid.CheckTurns(Name, c.Size, c.MaxTurns, DefaultConfig(c.Size).MaxTurns, c.TurnCapFactor,
-		maxDistance(c.Size), maxTurnsLimit); err != nil {
+		maxDistance(c.Size)); err != nil {
 		return err
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
@@ -98,7 +89,7 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls, traps and max_turns
 // default by size, so size is decoded first and the defaults of that size are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
+	return envs.DecodeOptions(Name, opts, DefaultConfig(DefaultSize), func(probe Config) (Config, error) {
 		return DefaultConfig(probe.Size), envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize)
 	})
 }
@@ -112,7 +103,7 @@ func optionDocs() []envs.OptionDoc {
 		grid.SizeDoc(d.Size, MinSize, MaxSize, smallSize),
 		{Key: "walls", Default: bySize(func(c Config) int { return c.Walls }), Help: "number of wall cells, 0..size²/4"},
 		{Key: "traps", Default: bySize(func(c Config) int { return c.Traps }), Help: "number of trap cells (stepping on one fails the episode), 0..size"},
-		{Key: "max_turns", Default: bySize(func(c Config) int { return c.MaxTurns }), Help: fmt.Sprintf("step cap, 2*(size-1)..%d", maxTurnsLimit)},
+		grid.MaxTurnsDoc(bySize(func(c Config) int { return c.MaxTurns }), "2*(size-1)"),
 		grid.TurnCapDoc(),
 		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
 		{Key: "goal_hint", Default: "false", Help: "append the goal's direction (goal-up, goal-left …) to observations"},

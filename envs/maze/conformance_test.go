@@ -6,6 +6,7 @@ import (
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // suiteOptions are the declarations of a maze of the given size to the conformance suite: the four
@@ -16,11 +17,8 @@ func suiteOptions(size int) []envtest.Option {
 	if size > smallSize {
 		maxVocab += 8
 	}
-	return []envtest.Option{
-		envtest.ActionSet("up", "down", "left", "right"),
-		envtest.Penalty(DefaultConfig(DefaultSize).InvalidPenalty),
-		envtest.MaxVocabulary(maxVocab),
-	}
+	return append(gridtest.MoveOptions(DefaultConfig(DefaultSize).InvalidPenalty),
+		envtest.MaxVocabulary(maxVocab))
 }
 
 // TestConformance runs the envs conformance suite, expert checks included, on every grid size, and
@@ -39,17 +37,20 @@ func TestConformance(t *testing.T) {
 }
 
 // TestConformanceLargeSizes runs the suite at the sizes of the long-horizon studies, 9 and 11, with
-// the largest obstacle counts and with every observation option on (the longest observations).
+// the largest obstacle counts, with every observation option on (the longest observations), and
+// with the largest per-task cap (turn_cap_factor 3).
 func TestConformanceLargeSizes(t *testing.T) {
 	for _, size := range []int{9, MaxSize} {
 		busy := DefaultConfig(size)
 		busy.Walls, busy.Traps = maxWalls(size), maxTraps(size)
 		wordy := DefaultConfig(size)
 		wordy.Labelled, wordy.GoalHint = true, true
+		capped := DefaultConfig(size)
+		capped.TurnCapFactor = 3
 		for _, tc := range []struct {
 			name string
 			cfg  Config
-		}{{"busy", busy}, {"labelled", wordy}} {
+		}{{"busy", busy}, {"labelled", wordy}, {"turncap", capped}} {
 			cfg := tc.cfg
 			t.Run(tc.name+strconv.Itoa(size), func(t *testing.T) {
 				envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, suiteOptions(size)...)

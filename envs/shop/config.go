@@ -68,11 +68,7 @@ func (c Config) Validate() error {
 
 // ConfigFromOptions decodes and validates the options of the env section.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	cfg := DefaultConfig()
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return envs.DecodeOptions(Name, opts, DefaultConfig(), nil)
 }
 
 func optionDocs() []envs.OptionDoc {

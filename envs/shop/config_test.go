@@ -26,14 +26,3 @@ func TestConfigErrors(t *testing.T) {
 		{Opts: envs.Options{"success_reward": 0}, Want: `option "success_reward": 0 is out of range (allowed > 0 and <= 100)`},
 	})
 }
-
-func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 5, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"max_turns": 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 9 {
-		t.Errorf("MaxTurns = %d, want 9", e.MaxTurns())
-	}
-}

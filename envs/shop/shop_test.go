@@ -229,52 +229,9 @@ func TestDistanceMatchesBFS(t *testing.T) {
 	for _, s := range shops {
 		s.cfg.MaxTurns = 1 << 30
 		envtest.MustReset(t, s, s.catalogSeed)
-		type node struct {
-			env  *Shop
-			dist int
-		}
-		nodes := map[string]node{s.StateKey(): {s, s.distance()}}
-		preds := map[string][]string{}
-		label := map[string]int{}
-		var frontier []string
-		queue := []string{s.StateKey()}
-		for len(queue) > 0 {
-			k := queue[0]
-			queue = queue[1:]
-			for _, a := range allActions() {
-				c := nodes[k].env.Clone().(*Shop)
-				obs := envtest.MustStep(t, c, a)
-				switch {
-				case obs.Info.Invalid:
-				case obs.Info.Success:
-					if _, ok := label[k]; !ok {
-						label[k] = 1
-						frontier = append(frontier, k)
-					}
-				case obs.Done:
-				default:
-					n := c.StateKey()
-					preds[n] = append(preds[n], k)
-					if _, seen := nodes[n]; !seen {
-						nodes[n] = node{c, obs.Info.Distance}
-						queue = append(queue, n)
-					}
-				}
-			}
-		}
-		for len(frontier) > 0 {
-			k := frontier[0]
-			frontier = frontier[1:]
-			for _, p := range preds[k] {
-				if _, ok := label[p]; !ok {
-					label[p] = label[k] + 1
-					frontier = append(frontier, p)
-				}
-			}
-		}
-		for k, n := range nodes {
-			if want, ok := label[k]; !ok || n.dist != want {
-				t.Fatalf("page %q: Info.Distance %d, BFS %d (%v)\n%s", k, n.dist, want, ok, s.Render())
+		for k, ld := range envtest.Oracle(t, s, s.distance(), allActions()) {
+			if ld[0] < 0 || ld[1] != ld[0] {
+				t.Fatalf("page %q: Info.Distance %d, BFS %d\n%s", k, ld[1], ld[0], s.Render())
 			}
 		}
 	}

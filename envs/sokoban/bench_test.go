@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graftrl/graftrl/envs"
+	"github.com/graftrl/graftrl/envs/envtest"
 	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
@@ -13,7 +14,7 @@ import (
 func BenchmarkSokobanStep(b *testing.B) { benchmarkBoxes(b, gridtest.BenchmarkSteps) }
 
 // BenchmarkSokobanReset measures level generation (draws and solver) for a new task seed.
-func BenchmarkSokobanReset(b *testing.B) { benchmarkBoxes(b, gridtest.BenchmarkResets) }
+func BenchmarkSokobanReset(b *testing.B) { benchmarkBoxes(b, envtest.BenchmarkResets) }
 
 // benchmarkBoxes runs bench on the default room with one and with two boxes.
 func benchmarkBoxes(b *testing.B, bench func(b *testing.B, newEnv func() (envs.Env, error))) {

@@ -40,9 +40,6 @@ func maxSolution(size, boxes int) int {
 // a detour or an invalid action.
 const turnSlack = 4
 
-// maxTurnsLimit caps max_turns: the policy's context holds the whole episode.
-const maxTurnsLimit = 100
-
 // Config holds the options of a sokoban room; the yaml tags are the keys of the env section.
 type Config struct {
 	// Size is the side of the square room, border walls included.
@@ -86,7 +83,7 @@ func (c Config) Validate() error {
 	if err := envs.CheckRange(Name, "walls", c.Walls, 0, maxWalls(c.Size)); err != nil {
 		return grid.SizeNote(err, c.Size)
 	}
-	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxSolution(c.Size, c.Boxes), maxTurnsLimit); err != nil {
+	if err := envs.CheckRange(Name, "max_turns", c.MaxTurns, maxSolution(c.Size, c.Boxes), grid.MaxTurnsLimit); err != nil {
 		return envs.NoteAllowed(err, fmt.Sprintf(" for size %d and %d boxes", c.Size, c.Boxes))
 	}
 	return envs.CheckRewards(Name, c.InvalidPenalty, c.SuccessReward)
@@ -95,7 +92,7 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. Walls and max_turns default
 // by size and boxes, so those are decoded first and the defaults they imply are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	return grid.DecodeOptions(Name, opts, DefaultConfig(DefaultSize, 1), func(probe Config) (Config, error) {
+	return envs.DecodeOptions(Name, opts, DefaultConfig(DefaultSize, 1), func(probe Config) (Config, error) {
 		if err := envs.CheckRange(Name, "size", probe.Size, MinSize, MaxSize); err != nil {
 			return Config{}, err
 		}
@@ -112,7 +109,7 @@ func optionDocs() []envs.OptionDoc {
 		{Key: "size", Default: strconv.Itoa(d.Size), Help: fmt.Sprintf("side of the square room including the border walls, %d..%d", MinSize, MaxSize)},
 		{Key: "boxes", Default: strconv.Itoa(d.Boxes), Help: "number of boxes and targets, 1..2 (2 is the harder level)"},
 		{Key: "walls", Default: "size-4: 1, 2, 3 (size 5, 6, 7)", Help: "interior wall cells, 0..(size-2)²/4"},
-		{Key: "max_turns", Default: turns(1) + " with 1 box; " + turns(2) + " with 2", Help: fmt.Sprintf("step cap, longest accepted optimal solution..%d", maxTurnsLimit)},
+		grid.MaxTurnsDoc(turns(1)+" with 1 box; "+turns(2)+" with 2", "longest accepted optimal solution"),
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),
 		envs.SuccessDoc(d.SuccessReward, "solving the room"),
 	}

@@ -6,17 +6,15 @@ import (
 
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/envs/envtest"
+	"github.com/graftrl/graftrl/envs/grid/gridtest"
 )
 
 // suiteOptions are the declarations of sokoban to the conformance suite: the four moves cover every
 // transition, and invalid actions cost the default penalty.
 func suiteOptions() []envtest.Option {
-	return []envtest.Option{
-		envtest.ActionSet("up", "down", "left", "right"),
-		envtest.Penalty(DefaultConfig(DefaultSize, 1).InvalidPenalty),
+	return append(gridtest.MoveOptions(DefaultConfig(DefaultSize, 1).InvalidPenalty),
 		envtest.Invalid("push", "up left", "box", "target", "r2 c3"),
-		envtest.MaxVocabulary(30),
-	}
+		envtest.MaxVocabulary(30))
 }
 
 // TestConformance runs the envs conformance suite, expert checks included, on every room size with

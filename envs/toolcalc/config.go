@@ -78,18 +78,9 @@ func (c Config) Validate() error {
 // ConfigFromOptions decodes and validates the options of the env section. The budget defaults by the
 // number of calls, so calls is decoded first and the defaults it implies are then overridden.
 func ConfigFromOptions(opts envs.Options) (Config, error) {
-	probe := DefaultConfig(DefaultCalls)
-	if err := opts.Decode(Name, &probe); err != nil {
-		return Config{}, err
-	}
-	if err := envs.CheckRange(Name, "calls", probe.Calls, 1, MaxCalls); err != nil {
-		return Config{}, err
-	}
-	cfg := DefaultConfig(probe.Calls)
-	if err := opts.Decode(Name, &cfg); err != nil {
-		return Config{}, err
-	}
-	return cfg, cfg.Validate()
+	return envs.DecodeOptions(Name, opts, DefaultConfig(DefaultCalls), func(probe Config) (Config, error) {
+		return DefaultConfig(probe.Calls), envs.CheckRange(Name, "calls", probe.Calls, 1, MaxCalls)
+	})
 }
 
 func optionDocs() []envs.OptionDoc {

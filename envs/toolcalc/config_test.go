@@ -29,14 +29,3 @@ func TestConfigErrors(t *testing.T) {
 		{Opts: envs.Options{"success_reward": 101}, Want: `option "success_reward": 101 is out of range (allowed > 0 and <= 100)`},
 	})
 }
-
-func TestRegistered(t *testing.T) {
-	envtest.CheckOptionDocs(t, Name, 6, ConfigFromOptions)
-	e, err := envs.New(Name, envs.Options{"calls": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.MaxTurns() != 7 {
-		t.Errorf("MaxTurns = %d, want 7", e.MaxTurns())
-	}
-}

@@ -230,24 +230,13 @@ func TestDistanceMatchesBFS(t *testing.T) {
 				preds[n] = append(preds[n], s)
 			}
 		}
-		dist := map[state]int{}
-		var queue []state
+		var submits []state // submit succeeds from the states whose value is the target
 		for _, s := range states {
 			if int(s.value) == tk.target {
-				dist[s] = 1
-				queue = append(queue, s)
+				submits = append(submits, s)
 			}
 		}
-		for len(queue) > 0 {
-			s := queue[0]
-			queue = queue[1:]
-			for _, p := range preds[s] {
-				if _, seen := dist[p]; !seen {
-					dist[p] = dist[s] + 1
-					queue = append(queue, p)
-				}
-			}
-		}
+		dist := envtest.StepsToSuccess(preds, submits)
 		for _, s := range states {
 			want, ok := dist[s]
 			if !ok {

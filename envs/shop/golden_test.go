@@ -1,0 +1,13 @@
+package shop
+
+import (
+	"testing"
+
+	"github.com/graftrl/graftrl/envs/envtest"
+)
+
+// TestGoldenTranscript checks the env as the registry makes it: its option docs name allowed keys,
+// and everything it says and does in several configurations (option docs, vocabulary, step cap,
+// instructions, observations, rewards, state keys, pictures, valid and expert actions) matches the
+// hashes of testdata/transcripts.sha256. See envtest.CheckGolden.
+func TestGoldenTranscript(t *testing.T) { envtest.CheckGolden(t, Name, "testdata/transcripts.sha256") }
