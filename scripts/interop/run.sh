@@ -55,6 +55,10 @@ echo "== interop: modelfile's GGUF values are the Python gguf package's (SmolLM2
 py_gguf=$(venv gguf scripts/interop/requirements-gguf.txt)
 "$py_gguf" scripts/interop/gguf_reference.py --check || status=1
 
+echo "== interop: tokens/bpe's ids and chat renderings are transformers' (SmolLM2, scripts/install-smollm2.sh)"
+py_tok=$(venv tokenizer scripts/interop/requirements-tokenizer.txt)
+"$py_tok" scripts/interop/tokenizer_reference.py --check || status=1
+
 echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
 GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
 "$py" scripts/interop/grpo_check.py "$out/grpo_groups.json" || status=1
