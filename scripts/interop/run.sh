@@ -54,6 +54,8 @@ echo "== interop: the Go reference tables of the statistics are what scipy, stat
 echo "== interop: modelfile's GGUF values are the Python gguf package's (SmolLM2, scripts/install-smollm2.sh)"
 py_gguf=$(venv gguf scripts/interop/requirements-gguf.txt)
 "$py_gguf" scripts/interop/gguf_reference.py --check || status=1
+echo "== interop: policy/host's Llama logits are a numpy forward pass's (SmolLM2)"
+"$py_gguf" scripts/interop/llama_reference.py --check || status=1
 
 echo "== interop: tokens/bpe's ids and chat renderings are transformers' (SmolLM2, scripts/install-smollm2.sh)"
 py_tok=$(venv tokenizer scripts/interop/requirements-tokenizer.txt)

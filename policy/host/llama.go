@@ -1,0 +1,366 @@
+package host
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/graftrl/graftrl/internal/kernels"
+	"github.com/graftrl/graftrl/internal/workers"
+)
+
+// LlamaConfig is the architecture of a Llama decoder (as in Hugging Face transformers'
+// modeling_llama.py): RMSNorm, grouped-query attention with RoPE, a SwiGLU MLP, and the output
+// layer tied to the token embedding.
+type LlamaConfig struct {
+	Layers   int     // decoder blocks
+	DModel   int     // embedding width
+	Hidden   int     // width of the MLP's gate and up projections
+	Heads    int     // query heads
+	KVHeads  int     // key/value heads; each serves Heads/KVHeads query heads
+	HeadDim  int     // width of one head (even, for RoPE's pairs)
+	Vocab    int     // token embedding rows
+	RopeBase float64 // RoPE's θ base
+	NormEps  float64 // RMSNorm's ε
+}
+
+// Validate reports the first size that cannot describe a Llama decoder.
+func (c LlamaConfig) Validate() error {
+	switch {
+	case c.Layers < 1 || c.DModel < 1 || c.Hidden < 1 || c.Vocab < 1:
+		return fmt.Errorf("host: llama sizes must be positive: %+v", c)
+	case c.Heads < 1 || c.KVHeads < 1 || c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("host: llama heads %d must be a positive multiple of the KV heads %d", c.Heads, c.KVHeads)
+	case c.HeadDim < 2 || c.HeadDim%2 != 0:
+		return fmt.Errorf("host: llama head dim %d must be even and positive", c.HeadDim)
+	case c.RopeBase <= 1 || c.NormEps <= 0:
+		return fmt.Errorf("host: llama RoPE base %v must exceed 1 and the norm ε %v be positive", c.RopeBase, c.NormEps)
+	}
+	return nil
+}
+
+// LlamaWeights are a Llama decoder's parameters as float32, each matrix row-major [out, in]
+// (PyTorch's nn.Linear layout, which is also a GGUF tensor's row order). The query and key
+// projections are in GGUF's layout: within each head, the rows that RoPE rotates together are
+// adjacent (2i, 2i+1), where transformers keeps them half a head apart (i, i+hd/2). Both give
+// the same attention; Llama applies RoPE to the adjacent pairs.
+type LlamaWeights struct {
+	TokenEmbd  []float32 // [Vocab, DModel], also the output layer
+	Layers     []LlamaLayerWeights
+	OutputNorm []float32 // [DModel]
+}
+
+// LlamaLayerWeights are one decoder block's parameters (see LlamaWeights for the layouts).
+type LlamaLayerWeights struct {
+	AttnNorm []float32 // [DModel]
+	Q        []float32 // [Heads·HeadDim, DModel]
+	K, V     []float32 // [KVHeads·HeadDim, DModel]
+	O        []float32 // [DModel, Heads·HeadDim]
+	FFNNorm  []float32 // [DModel]
+	Gate, Up []float32 // [Hidden, DModel]
+	Down     []float32 // [DModel, Hidden]
+}
+
+// Llama is a Llama decoder for pure-Go float32 inference. Its matrices are repacked into the
+// 4-wide column panels of kernels.MatmulPanels; it is read-only once built, so several
+// LlamaDecoders may share it.
+type Llama struct {
+	cfg    LlamaConfig
+	qd, kd int // widths of the query and of the key (= value) projections
+	tok    []float32
+	layers []llamaLayer
+	norm   []float32
+	head   panels    // [DModel, Vocab]
+	zeros  []float32 // a zero bias as wide as the widest product
+	invF   []float64 // RoPE's frequencies θ_i = base^(−2i/hd)
+	exp    *expTable
+}
+
+type llamaLayer struct {
+	attnNorm, ffnNorm []float32
+	qkv               panels // [DModel, qd+2·kd]
+	o                 panels // [qd, DModel]
+	gateUp            panels // [DModel, 2·Hidden]: gate | up
+	down              panels // [Hidden, DModel]
+}
+
+// panels is a k × 4·np matrix in kernels.MatmulPanels' column panels.
+type panels struct {
+	p     [][4]float32
+	k, np int
+}
+
+// packT packs the transposes of row-major [out_j, k] matrices side by side into one k × Σout_j
+// matrix, so that x·packed gives the products of all of them (each out_j a multiple of 4).
+func packT(k int, ws ...[]float32) panels {
+	cols := 0
+	for _, w := range ws {
+		cols += len(w) / k
+	}
+	m := panels{p: make([][4]float32, k*roundUp4(cols)/4), k: k, np: roundUp4(cols) / 4}
+	off := 0
+	for _, w := range ws {
+		n := len(w) / k
+		t := make([]float32, k*n) // w transposed: PackPanels takes [k, n] row-major
+		for j := range n {
+			for i := range k {
+				t[i*n+j] = w[j*k+i]
+			}
+		}
+		kernels.PackPanels(m.p[off*k/4:], t, k, n, 1)
+		off += n
+	}
+	return m
+}
+
+// mul computes out[r·ldo + c] (=, or += with kernels.EpiAdd) Σ_i x[r·ldx+i]·W[i][c] for n rows,
+// the columns split across the worker pool; each column's sum is the same whatever the split.
+func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []float32, epi int) {
+	grain := max(1, 65536/(4*m.k*max(1, n))) // about 2^16 multiply-adds a part
+	workers.ParallelRange(m.np, grain, 1, func(lo, hi int) {
+		kernels.MatmulPanels(out[4*lo:], ldo, x, ldx, n, m.k, m.p[lo*m.k:], m.k, hi-lo, zeros, epi)
+	})
+}
+
+// NewLlama builds the decoder of architecture c from w, checking every length.
+func NewLlama(c LlamaConfig, w LlamaWeights) (*Llama, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	d, qd, kd, f := c.DModel, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.Hidden
+	if d%4 != 0 || qd%4 != 0 || kd%4 != 0 || f%4 != 0 {
+		return nil, fmt.Errorf("host: llama widths (model %d, query %d, key %d, hidden %d) must be multiples of 4", d, qd, kd, f)
+	}
+	check := func(name string, v []float32, n int) error {
+		if len(v) != n {
+			return fmt.Errorf("host: llama %s has %d values, want %d", name, len(v), n)
+		}
+		return nil
+	}
+	if err := check("token embedding", w.TokenEmbd, c.Vocab*d); err != nil {
+		return nil, err
+	}
+	if err := check("output norm", w.OutputNorm, d); err != nil {
+		return nil, err
+	}
+	if len(w.Layers) != c.Layers {
+		return nil, fmt.Errorf("host: llama weights have %d layers, want %d", len(w.Layers), c.Layers)
+	}
+	m := &Llama{cfg: c, qd: qd, kd: kd, tok: w.TokenEmbd, norm: w.OutputNorm, exp: newExpTable()}
+	for l, L := range w.Layers {
+		for _, e := range []struct {
+			name string
+			v    []float32
+			n    int
+		}{
+			{"attention norm", L.AttnNorm, d}, {"q", L.Q, qd * d}, {"k", L.K, kd * d}, {"v", L.V, kd * d},
+			{"attention output", L.O, d * qd}, {"ffn norm", L.FFNNorm, d}, {"gate", L.Gate, f * d},
+			{"up", L.Up, f * d}, {"down", L.Down, d * f},
+		} {
+			if err := check(fmt.Sprintf("layer %d %s", l, e.name), e.v, e.n); err != nil {
+				return nil, err
+			}
+		}
+		m.layers = append(m.layers, llamaLayer{
+			attnNorm: L.AttnNorm, ffnNorm: L.FFNNorm,
+			qkv: packT(d, L.Q, L.K, L.V), o: packT(qd, L.O),
+			gateUp: packT(d, L.Gate, L.Up), down: packT(f, L.Down),
+		})
+	}
+	m.head = packT(d, w.TokenEmbd)
+	m.zeros = make([]float32, max(roundUp4(c.Vocab), qd+2*kd, 2*f))
+	for i := range c.HeadDim / 2 {
+		m.invF = append(m.invF, math.Pow(c.RopeBase, -float64(2*i)/float64(c.HeadDim)))
+	}
+	return m, nil
+}
+
+// Config returns the architecture.
+func (m *Llama) Config() LlamaConfig { return m.cfg }
+
+// Forward returns the logits of every position of tokens (a whole sequence from position 0);
+// it fails on a token outside the vocabulary.
+func (m *Llama) Forward(tokens []int32) ([][]float32, error) {
+	d := m.NewDecoder()
+	return d.run(tokens, true)
+}
+
+// LlamaDecoder runs one sequence with a KV cache: Prefill the prompt, then Step a token at a time.
+type LlamaDecoder struct {
+	m    *Llama
+	k, v [][]float32 // per layer, [position][KVHeads·HeadDim]
+	n    int         // positions cached
+}
+
+// NewDecoder returns a decoder with an empty cache.
+func (m *Llama) NewDecoder() *LlamaDecoder {
+	return &LlamaDecoder{m: m, k: make([][]float32, m.cfg.Layers), v: make([][]float32, m.cfg.Layers)}
+}
+
+// Len returns how many positions the cache holds.
+func (d *LlamaDecoder) Len() int { return d.n }
+
+// Prefill appends the prompt's tokens to the cache and returns the logits after its last one.
+func (d *LlamaDecoder) Prefill(prompt []int32) ([]float32, error) {
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("host: llama prefill needs at least one token")
+	}
+	out, err := d.run(prompt, false)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// Step appends one token and returns the logits that follow it.
+func (d *LlamaDecoder) Step(token int32) ([]float32, error) {
+	return d.Prefill([]int32{token})
+}
+
+// run pushes tokens through the network after the cached positions and returns the logits of
+// every new position (all) or of the last one.
+func (d *LlamaDecoder) run(tokens []int32, all bool) ([][]float32, error) {
+	m, c := d.m, d.m.cfg
+	D, n, p0 := c.DModel, len(tokens), d.n
+	for _, t := range tokens {
+		if t < 0 || int(t) >= c.Vocab {
+			return nil, fmt.Errorf("host: llama token %d outside the vocabulary [0, %d)", t, c.Vocab)
+		}
+	}
+	x := make([]float32, n*D)
+	for r, t := range tokens {
+		copy(x[r*D:(r+1)*D], m.tok[int(t)*D:])
+	}
+	xn := make([]float32, n*D)
+	w := m.qd + 2*m.kd
+	qkv := make([]float32, n*w)
+	att := make([]float32, n*m.qd)
+	gu := make([]float32, n*2*c.Hidden)
+	for l := range m.layers {
+		L := &m.layers[l]
+		rmsNormRows(xn, x, n, D, L.attnNorm, c.NormEps)
+		L.qkv.mul(qkv, w, xn, D, n, m.zeros, kernels.EpiStore)
+		for r := range n {
+			row := qkv[r*w : (r+1)*w]
+			m.rope(row[:m.qd], p0+r)
+			m.rope(row[m.qd:m.qd+m.kd], p0+r)
+			d.k[l] = append(d.k[l], row[m.qd:m.qd+m.kd]...)
+			d.v[l] = append(d.v[l], row[m.qd+m.kd:]...)
+		}
+		d.attend(l, qkv, w, att, n, p0)
+		L.o.mul(x, D, att, m.qd, n, m.zeros, kernels.EpiAdd)
+		rmsNormRows(xn, x, n, D, L.ffnNorm, c.NormEps)
+		L.gateUp.mul(gu, 2*c.Hidden, xn, D, n, m.zeros, kernels.EpiStore)
+		for r := range n {
+			g := gu[r*2*c.Hidden : (r*2+1)*c.Hidden]
+			u := gu[(r*2+1)*c.Hidden : (r*2+2)*c.Hidden]
+			for i, gi := range g {
+				g[i] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[i]
+			}
+		}
+		L.down.mul(x, D, gu, 2*c.Hidden, n, m.zeros, kernels.EpiAdd)
+	}
+	d.n += n
+	first := n - 1
+	if all {
+		first = 0
+	}
+	rows := n - first
+	rmsNormRows(xn, x[first*D:], rows, D, m.norm, c.NormEps)
+	vp := roundUp4(c.Vocab)
+	logits := make([]float32, rows*vp)
+	m.head.mul(logits, vp, xn, D, rows, m.zeros, kernels.EpiStore)
+	out := make([][]float32, rows)
+	for r := range out {
+		out[r] = logits[r*vp : r*vp+c.Vocab : r*vp+c.Vocab]
+	}
+	return out, nil
+}
+
+// rope rotates each head of v (HeadDim values a head) to position pos: the pair (2i, 2i+1) by
+// the angle pos·θ_i. The angle and its sine and cosine are taken in float64, then rounded.
+func (m *Llama) rope(v []float32, pos int) {
+	hd := m.cfg.HeadDim
+	for i, f := range m.invF {
+		s, c := math.Sincos(float64(pos) * f)
+		sf, cf := float32(s), float32(c)
+		for h := 0; h < len(v); h += hd {
+			a, b := v[h+2*i], v[h+2*i+1]
+			v[h+2*i] = a*cf - b*sf
+			v[h+2*i+1] = b*cf + a*sf
+		}
+	}
+}
+
+// attend writes into att (n rows of Heads·HeadDim) the causal attention of the n new queries in
+// qkv (row stride w) at positions p0.. over the cache of layer l; the query heads are split
+// across the worker pool.
+func (d *LlamaDecoder) attend(l int, qkv []float32, w int, att []float32, n, p0 int) {
+	m, c := d.m, d.m.cfg
+	hd, group := c.HeadDim, c.Heads/c.KVHeads
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	keys, vals := d.k[l], d.v[l]
+	workers.ForEach(c.Heads, n*(p0+n) >= 64, func(h int) {
+		kv := (h / group) * hd
+		s := make([]float32, p0+n)
+		for r := range n {
+			q := qkv[r*w+h*hd : r*w+(h+1)*hd]
+			t := p0 + r + 1 // causal: positions 0..p0+r
+			for j := range t {
+				k := keys[j*m.kd+kv : j*m.kd+kv+hd]
+				var dot float32
+				for i, qi := range q {
+					dot += qi * k[i]
+				}
+				s[j] = dot * scale
+			}
+			inv := softmaxUnnorm(m.exp, s[:t])
+			o := att[r*m.qd+h*hd : r*m.qd+(h+1)*hd]
+			clear(o)
+			for j := range t {
+				p := s[j] * inv
+				v := vals[j*m.kd+kv : j*m.kd+kv+hd]
+				for i, vi := range v {
+					o[i] += p * vi
+				}
+			}
+		}
+	})
+}
+
+// rmsNormRows writes x/√(mean(x²) + ε)·g into out for n rows of d values (stride d), the mean
+// accumulated in float64.
+func rmsNormRows(out, x []float32, n, d int, g []float32, eps float64) {
+	for r := range n {
+		xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
+		var sq float64
+		for _, v := range xr {
+			sq += float64(v) * float64(v)
+		}
+		rs := float32(1 / math.Sqrt(sq/float64(d)+eps))
+		for i, v := range xr {
+			or[i] = g[i] * (v * rs)
+		}
+	}
+}
+
+// Greedy appends to prompt up to n tokens, each the most likely after the ones before (the
+// lowest id on a tie), stopping after stop (when stop ≥ 0); it returns the new tokens.
+func (m *Llama) Greedy(prompt []int32, n int, stop int32) ([]int32, error) {
+	d := m.NewDecoder()
+	logits, err := d.Prefill(prompt)
+	var out []int32
+	for err == nil && len(out) < n {
+		best := int32(0)
+		for i, v := range logits {
+			if v > logits[best] {
+				best = int32(i)
+			}
+		}
+		out = append(out, best)
+		if best == stop || len(out) == n {
+			break
+		}
+		logits, err = d.Step(best)
+	}
+	return out, err
+}
