@@ -17,21 +17,12 @@ const smolLM2Env = "GRAFTRL_SMOLLM2"
 // not there (failed with GRAFTRL_SMOLLM2=1).
 func smolLM2Path(t *testing.T) string {
 	t.Helper()
-	skip := t.Skipf
-	if os.Getenv(smolLM2Env) == "1" {
-		skip = t.Fatalf
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			skip("no home directory (%v): run scripts/install-smollm2.sh", err)
+	path, err := InstalledSmolLM2()
+	if err != nil {
+		if os.Getenv(smolLM2Env) == "1" {
+			t.Fatalf("%s=1: %v", smolLM2Env, err)
 		}
-		cache = filepath.Join(home, ".cache")
-	}
-	path := filepath.Join(cache, "graftrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	if _, err := os.Stat(path); err != nil {
-		skip("SmolLM2-135M-Instruct is not installed at %s: run scripts/install-smollm2.sh", path)
+		t.Skip(err)
 	}
 	return path
 }

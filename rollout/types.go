@@ -146,3 +146,15 @@ func AdvantageStats(a Advantages, d Diagnostics) {
 	d["adv_std"] = math.Sqrt(variance)
 	d["adv_zero_share"] = float64(zeros) / float64(n)
 }
+
+// WithoutErrors returns the batch without the episodes an env fault ended (Trajectory.Err): they
+// are left out of every estimator and of the update (their count is in the metrics).
+func (b *Batch) WithoutErrors() *Batch {
+	out := &Batch{Tasks: b.Tasks}
+	for _, tr := range b.Trajs {
+		if tr.Err == "" {
+			out.Trajs = append(out.Trajs, tr)
+		}
+	}
+	return out
+}

@@ -32,7 +32,7 @@ type AdvantageComparison struct {
 
 // CompareAdvantages runs every estimator on the same batch (errored episodes excluded).
 func CompareAdvantages(b *rollout.Batch, runs []EstimatorRun) (*AdvantageComparison, error) {
-	valid := validTrajectories(b)
+	valid := b.WithoutErrors()
 	c := &AdvantageComparison{Batch: valid}
 	for _, r := range runs {
 		est, err := advantage.New(r.Name, r.Options)

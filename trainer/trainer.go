@@ -536,7 +536,7 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 		}
 	}
 
-	valid := validTrajectories(batch)
+	valid := batch.WithoutErrors()
 	t.addCreditDiagnostics(valid, m) // credit_diagnostics: reads the batch, draws nothing
 
 	t1 := time.Now()
@@ -643,18 +643,6 @@ func (t *Trainer) restoreStreams(st streams) error {
 	}
 	t.order, t.cursor = st.order, st.cursor
 	return nil
-}
-
-// validTrajectories returns the batch without errored episodes (excluded from every estimator
-// and from the update; their count is in the metrics).
-func validTrajectories(b *rollout.Batch) *rollout.Batch {
-	out := &rollout.Batch{Tasks: b.Tasks}
-	for _, tr := range b.Trajs {
-		if tr.Err == "" {
-			out.Trajs = append(out.Trajs, tr)
-		}
-	}
-	return out
 }
 
 // samplerLogpTolerance bounds the gap between the log-probs recorded while sampling and those

@@ -34,15 +34,11 @@ type chatOptions struct {
 
 // smolLM2Default is where scripts/install-smollm2.sh keeps SmolLM2-135M-Instruct.
 func smolLM2Default() string {
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return filepath.Join("~", ".cache", "graftrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-		}
-		cache = filepath.Join(home, ".cache")
+	path, err := modelfile.InstalledPath(modelfile.SmolLM2File)
+	if err != nil {
+		return filepath.Join("~", ".cache", "graftrl", "models", modelfile.SmolLM2File)
 	}
-	return filepath.Join(cache, "graftrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+	return path
 }
 
 func newChatCmd() *cobra.Command {

@@ -172,7 +172,7 @@ func (l *learner) iterate(req rollout.Request, cfg config.Config, slots int) (re
 	if err != nil {
 		return record{}, nil, err
 	}
-	batch = withoutErrors(batch)
+	batch = batch.WithoutErrors() // episodes an env fault ended are neither estimated nor trained on
 	// Estimate: one advantage per step.
 	adv, diag := l.est.Estimate(batch)
 	// Update: PPO epochs of the clipped loss on the whole batch; then the sampler reads the new
@@ -189,18 +189,6 @@ func (l *learner) iterate(req rollout.Request, cfg config.Config, slots int) (re
 		err = l.host.SetWeights(w)
 	}
 	return r, diag, err
-}
-
-// withoutErrors drops the episodes an env fault ended (Trajectory.Err), as the trainer does:
-// they are neither estimated nor trained on.
-func withoutErrors(b *rollout.Batch) *rollout.Batch {
-	out := &rollout.Batch{Tasks: b.Tasks}
-	for _, tr := range b.Trajs {
-		if tr.Err == "" {
-			out.Trajs = append(out.Trajs, tr)
-		}
-	}
-	return out
 }
 
 // trainBatch lays the batch out as rows × maxLen token positions, one row per episode (the

@@ -112,7 +112,7 @@ func unfusedForFusing(t *testing.T) backends.Backend {
 func TestFuseChains(t *testing.T) {
 	plain := unfusedForFusing(t)
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, n := range []int{100, 513, 514, 515, 1025, 3000, 32769, 40000} {
+	for _, n := range []int{100, 512, 513, 514, 515, 1024, 1025, 3000, 32768, 32769, 40000} {
 		bld := plain.Builder("fused")
 		outputs := fuseGraph(t, bld, n)
 		var progs []string

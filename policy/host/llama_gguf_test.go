@@ -2,7 +2,6 @@ package host
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/graftrl/graftrl/modelfile"
@@ -16,21 +15,12 @@ const smolLM2Env = "GRAFTRL_SMOLLM2"
 // smolLM2Path is where scripts/install-smollm2.sh keeps the model (modelfile's smolLM2Path).
 func smolLM2Path(tb testing.TB) string {
 	tb.Helper()
-	skip := tb.Skipf
-	if os.Getenv(smolLM2Env) == "1" {
-		skip = tb.Fatalf
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			skip("no home directory (%v): run scripts/install-smollm2.sh", err)
+	path, err := modelfile.InstalledSmolLM2()
+	if err != nil {
+		if os.Getenv(smolLM2Env) == "1" {
+			tb.Fatalf("%s=1: %v", smolLM2Env, err)
 		}
-		cache = filepath.Join(home, ".cache")
-	}
-	path := filepath.Join(cache, "graftrl", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
-	if _, err := os.Stat(path); err != nil {
-		skip("SmolLM2-135M-Instruct is not installed at %s: run scripts/install-smollm2.sh", path)
+		tb.Skip(err)
 	}
 	return path
 }
