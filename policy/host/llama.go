@@ -6,65 +6,14 @@ import (
 
 	"github.com/graftrl/graftrl/internal/kernels"
 	"github.com/graftrl/graftrl/internal/workers"
+	"github.com/graftrl/graftrl/policy/pretrained"
 )
-
-// LlamaConfig is the architecture of a Llama decoder (as in Hugging Face transformers'
-// modeling_llama.py): RMSNorm, grouped-query attention with RoPE, a SwiGLU MLP, and the output
-// layer tied to the token embedding.
-type LlamaConfig struct {
-	Layers   int     // decoder blocks
-	DModel   int     // embedding width
-	Hidden   int     // width of the MLP's gate and up projections
-	Heads    int     // query heads
-	KVHeads  int     // key/value heads; each serves Heads/KVHeads query heads
-	HeadDim  int     // width of one head (even, for RoPE's pairs)
-	Vocab    int     // token embedding rows
-	RopeBase float64 // RoPE's θ base
-	NormEps  float64 // RMSNorm's ε
-}
-
-// Validate reports the first size that cannot describe a Llama decoder.
-func (c LlamaConfig) Validate() error {
-	switch {
-	case c.Layers < 1 || c.DModel < 1 || c.Hidden < 1 || c.Vocab < 1:
-		return fmt.Errorf("host: llama sizes must be positive: %+v", c)
-	case c.Heads < 1 || c.KVHeads < 1 || c.Heads%c.KVHeads != 0:
-		return fmt.Errorf("host: llama heads %d must be a positive multiple of the KV heads %d", c.Heads, c.KVHeads)
-	case c.HeadDim < 2 || c.HeadDim%2 != 0:
-		return fmt.Errorf("host: llama head dim %d must be even and positive", c.HeadDim)
-	case c.RopeBase <= 1 || c.NormEps <= 0:
-		return fmt.Errorf("host: llama RoPE base %v must exceed 1 and the norm ε %v be positive", c.RopeBase, c.NormEps)
-	}
-	return nil
-}
-
-// LlamaWeights are a Llama decoder's parameters as float32, each matrix row-major [out, in]
-// (PyTorch's nn.Linear layout, which is also a GGUF tensor's row order). The query and key
-// projections are in GGUF's layout: within each head, the rows that RoPE rotates together are
-// adjacent (2i, 2i+1), where transformers keeps them half a head apart (i, i+hd/2). Both give
-// the same attention; Llama applies RoPE to the adjacent pairs.
-type LlamaWeights struct {
-	TokenEmbd  []float32 // [Vocab, DModel], also the output layer
-	Layers     []LlamaLayerWeights
-	OutputNorm []float32 // [DModel]
-}
-
-// LlamaLayerWeights are one decoder block's parameters (see LlamaWeights for the layouts).
-type LlamaLayerWeights struct {
-	AttnNorm []float32 // [DModel]
-	Q        []float32 // [Heads·HeadDim, DModel]
-	K, V     []float32 // [KVHeads·HeadDim, DModel]
-	O        []float32 // [DModel, Heads·HeadDim]
-	FFNNorm  []float32 // [DModel]
-	Gate, Up []float32 // [Hidden, DModel]
-	Down     []float32 // [DModel, Hidden]
-}
 
 // Llama is a Llama decoder for pure-Go float32 inference. Its matrices are repacked into the
 // 4-wide column panels of kernels.MatmulPanels; it is read-only once built, so several
 // LlamaDecoders may share it.
 type Llama struct {
-	cfg    LlamaConfig
+	cfg    pretrained.Config
 	qd, kd int // widths of the query and of the key (= value) projections
 	tok    []float32
 	layers []llamaLayer
@@ -122,7 +71,7 @@ func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []fl
 }
 
 // NewLlama builds the decoder of architecture c from w, checking every length.
-func NewLlama(c LlamaConfig, w LlamaWeights) (*Llama, error) {
+func NewLlama(c pretrained.Config, w pretrained.Weights) (*Llama, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -175,7 +124,7 @@ func NewLlama(c LlamaConfig, w LlamaWeights) (*Llama, error) {
 }
 
 // Config returns the architecture.
-func (m *Llama) Config() LlamaConfig { return m.cfg }
+func (m *Llama) Config() pretrained.Config { return m.cfg }
 
 // Forward returns the logits of every position of tokens (a whole sequence from position 0);
 // it fails on a token outside the vocabulary.

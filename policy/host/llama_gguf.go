@@ -2,25 +2,16 @@ package host
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/graftrl/graftrl/modelfile"
+	"github.com/graftrl/graftrl/policy/pretrained"
 )
 
-// llamaArchitectures lists the GGUF architectures LoadLlamaGGUF reads: the ones whose metadata
-// and tensors follow llama's names and layouts.
-func llamaArchitectures() []string { return []string{"llama"} }
-
-// LoadLlamaGGUF builds the Llama decoder of a llama GGUF: its architecture from the metadata
-// (llama.block_count, llama.embedding_length, …) and its tensors dequantised to float32 in
-// LlamaWeights' layouts. GGUF's dims are PyTorch's reversed, so a tensor's rows are nn.Linear's
-// output rows as LlamaWeights wants, and q/k already are in RoPE's adjacent-pair order. A file of
-// another architecture, a missing key or tensor, or a tensor of the wrong shape is refused,
-// naming it.
+// LoadLlamaGGUF builds the Llama decoder of a llama GGUF (its architecture and weights read by
+// pretrained.FromGGUF, which refuses another architecture or a missing or misshapen tensor by
+// name).
 func LoadLlamaGGUF(g *modelfile.GGUF) (*Llama, error) {
-	c, w, err := LlamaFromGGUF(g)
+	c, w, err := pretrained.FromGGUF(g)
 	if err != nil {
 		return nil, err
 	}
@@ -29,98 +20,4 @@ func LoadLlamaGGUF(g *modelfile.GGUF) (*Llama, error) {
 		return nil, fmt.Errorf("host: llama GGUF: %w", err)
 	}
 	return m, nil
-}
-
-// LlamaFromGGUF reads a llama GGUF's architecture and weights (see LoadLlamaGGUF) without
-// building the decoder.
-func LlamaFromGGUF(g *modelfile.GGUF) (LlamaConfig, LlamaWeights, error) {
-	var c LlamaConfig
-	var w LlamaWeights
-	arch, err := g.String("general.architecture")
-	if err != nil {
-		return c, w, fmt.Errorf("host: llama GGUF: %w (want one of %s)", err, strings.Join(llamaArchitectures(), ", "))
-	}
-	if !slices.Contains(llamaArchitectures(), arch) {
-		return c, w, fmt.Errorf("host: llama GGUF: architecture %q is not a llama (allowed: %s)", arch, strings.Join(llamaArchitectures(), ", "))
-	}
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{
-		{"block_count", &c.Layers}, {"embedding_length", &c.DModel}, {"feed_forward_length", &c.Hidden},
-		{"attention.head_count", &c.Heads}, {"attention.head_count_kv", &c.KVHeads},
-	} {
-		v, err := g.Uint32(arch + "." + k.key)
-		if err != nil {
-			return c, w, fmt.Errorf("host: llama GGUF: %w", err)
-		}
-		*k.dst = int(v)
-	}
-	if c.Heads < 1 {
-		return c, w, fmt.Errorf("host: llama GGUF: %s.attention.head_count is %d, want at least 1", arch, c.Heads)
-	}
-	// Both keys are optional in llama GGUFs: the head width defaults to DModel/Heads and the
-	// vocabulary to the token embedding's rows.
-	c.HeadDim = c.DModel / c.Heads
-	if v, err := g.Uint32(arch + ".rope.dimension_count"); err == nil {
-		c.HeadDim = int(v)
-	}
-	emb, ok := g.TensorInfo("token_embd.weight")
-	if !ok {
-		return c, w, fmt.Errorf("host: llama GGUF: missing tensor token_embd.weight")
-	}
-	if len(emb.Dims) == 2 {
-		c.Vocab = int(emb.Dims[1])
-	}
-	if v, err := g.Uint32(arch + ".vocab_size"); err == nil {
-		c.Vocab = int(v)
-	}
-	base, err := g.Float32(arch + ".rope.freq_base")
-	if err != nil {
-		return c, w, fmt.Errorf("host: llama GGUF: %w", err)
-	}
-	eps, err := g.Float32(arch + ".attention.layer_norm_rms_epsilon")
-	if err != nil {
-		return c, w, fmt.Errorf("host: llama GGUF: %w", err)
-	}
-	c.RopeBase, c.NormEps = float64(base), float64(eps)
-	if err := c.Validate(); err != nil {
-		return c, w, fmt.Errorf("host: llama GGUF: %w", err)
-	}
-	qd, kd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
-	// get reads a tensor after checking its shape: ggml's dims, the row length first.
-	get := func(name string, dims ...int) []float32 {
-		if err != nil {
-			return nil
-		}
-		info, ok := g.TensorInfo(name)
-		if !ok {
-			err = fmt.Errorf("host: llama GGUF: missing tensor %s", name)
-			return nil
-		}
-		want := make([]int64, len(dims))
-		for i, d := range dims {
-			want[i] = int64(d)
-		}
-		if !slices.Equal(info.Dims, want) {
-			err = fmt.Errorf("host: llama GGUF: tensor %s has shape %v, want %v (ggml order, row length first)", name, info.Dims, want)
-			return nil
-		}
-		var v []float32
-		v, err = g.Tensor(name)
-		return v
-	}
-	d, f := c.DModel, c.Hidden
-	w.TokenEmbd, w.OutputNorm = get("token_embd.weight", d, c.Vocab), get("output_norm.weight", d)
-	for l := range c.Layers {
-		b := func(s string, dims ...int) []float32 {
-			return get("blk."+strconv.Itoa(l)+"."+s+".weight", dims...)
-		}
-		w.Layers = append(w.Layers, LlamaLayerWeights{
-			AttnNorm: b("attn_norm", d), Q: b("attn_q", d, qd), K: b("attn_k", d, kd), V: b("attn_v", d, kd),
-			O: b("attn_output", qd, d), FFNNorm: b("ffn_norm", d), Gate: b("ffn_gate", d, f),
-			Up: b("ffn_up", d, f), Down: b("ffn_down", f, d),
-		})
-	}
-	return c, w, err
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graftrl/graftrl/policy/pretrained"
 	"github.com/graftrl/graftrl/tokens/bpe"
 )
 
@@ -111,8 +112,8 @@ func TestSmolLM2Llama(t *testing.T) {
 }
 
 // tinyLlama is a random two-layer decoder with two query heads per KV head, and its weights.
-func tinyLlama(t *testing.T) (*Llama, LlamaWeights) {
-	c := LlamaConfig{Layers: 2, DModel: 16, Hidden: 24, Heads: 4, KVHeads: 2, HeadDim: 4, Vocab: 30, RopeBase: 10000, NormEps: 1e-5}
+func tinyLlama(t *testing.T) (*Llama, pretrained.Weights) {
+	c := pretrained.Config{Layers: 2, DModel: 16, Hidden: 24, Heads: 4, KVHeads: 2, HeadDim: 4, Vocab: 30, RopeBase: 10000, NormEps: 1e-5}
 	rng := rand.New(rand.NewPCG(3, 4))
 	r := func(n int) []float32 {
 		v := make([]float32, n)
@@ -121,9 +122,9 @@ func tinyLlama(t *testing.T) (*Llama, LlamaWeights) {
 		}
 		return v
 	}
-	w := LlamaWeights{TokenEmbd: r(c.Vocab * c.DModel), OutputNorm: r(c.DModel)}
+	w := pretrained.Weights{TokenEmbd: r(c.Vocab * c.DModel), OutputNorm: r(c.DModel)}
 	for range c.Layers {
-		w.Layers = append(w.Layers, LlamaLayerWeights{
+		w.Layers = append(w.Layers, pretrained.LayerWeights{
 			AttnNorm: r(16), Q: r(16 * 16), K: r(8 * 16), V: r(8 * 16), O: r(16 * 16),
 			FFNNorm: r(16), Gate: r(24 * 16), Up: r(24 * 16), Down: r(16 * 24),
 		})
@@ -138,7 +139,7 @@ func tinyLlama(t *testing.T) (*Llama, LlamaWeights) {
 // firstPosition computes by hand, in float64, the logits after a single token: at position 0
 // RoPE is the identity and attention returns the token's own value vector, so each block is
 // x += O·(V·n(x) for each query head's KV head) and x += Down(silu(Gate·n(x))·Up·n(x)).
-func firstPosition(c LlamaConfig, w LlamaWeights, token int) []float64 {
+func firstPosition(c pretrained.Config, w pretrained.Weights, token int) []float64 {
 	mv := func(m []float32, x []float64) []float64 { // m is [len(m)/len(x), len(x)]
 		y := make([]float64, len(m)/len(x))
 		for i := range y {
