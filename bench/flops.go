@@ -1,6 +1,9 @@
 package bench
 
-import "github.com/graftrl/graftrl/policy"
+import (
+	"github.com/graftrl/graftrl/policy"
+	"github.com/graftrl/graftrl/policy/pretrained"
+)
 
 // TrainStepFLOPs is the model FLOP count of one train step (forward + backward) on a rows × length
 // minibatch: the matrix products of the full forward pass,
@@ -23,4 +26,19 @@ func TrainStepFLOPs(c policy.Config, rows, length int) float64 {
 func DecodeTokenFLOPs(c policy.Config, t int) float64 {
 	d, f, v, l := float64(c.DModel), float64(c.Hidden()), float64(c.Vocab), float64(c.Layers)
 	return 2*(l*(4*d*d+2*d*f)+d*v) + l*4*float64(t+1)*d
+}
+
+// llamaSpanFLOPs is the model FLOP count of running a Llama decoder over positions start ..
+// start+n−1 with a KV cache: per token at position t, 2·(layers·(d·(q+2k) + q·d + 3·d·f) + d·vocab)
+// for the products (q and k the query and key widths, f the MLP width) plus layers·4·(t+1)·q for
+// the attention scores and their weighted sum.
+func llamaSpanFLOPs(c pretrained.Config, start, n int) float64 {
+	d, f, v, l := float64(c.DModel), float64(c.Hidden), float64(c.Vocab), float64(c.Layers)
+	q, k := float64(c.Heads*c.HeadDim), float64(c.KVHeads*c.HeadDim)
+	perToken := 2 * (l*(d*(q+2*k)+q*d+3*d*f) + d*v)
+	var att float64
+	for t := start; t < start+n; t++ {
+		att += l * 4 * float64(t+1) * q
+	}
+	return float64(n)*perToken + att
 }

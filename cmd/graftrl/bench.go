@@ -10,11 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graftrl/graftrl/bench"
+	"github.com/graftrl/graftrl/modelfile"
 )
 
 // benchOptions are the flags of `graftrl bench`.
 type benchOptions struct {
 	opts    bench.Options
+	lm      bench.LMOptions
 	samples string
 	check   string
 	json    bool
@@ -23,7 +25,7 @@ type benchOptions struct {
 }
 
 func newBenchCmd() *cobra.Command {
-	o := &benchOptions{opts: bench.DefaultOptions()}
+	o := &benchOptions{opts: bench.DefaultOptions(), lm: bench.DefaultLMOptions()}
 	cmd := &cobra.Command{
 		Use:   "bench [flags]",
 		Short: "Measure train-step time, KV-cached sampling and an RL iteration on this machine",
@@ -34,17 +36,28 @@ time; peak RSS of each part; achieved GFLOP/s and their share of the machine's p
 /proc/cpuinfo: cores × clock × SIMD FLOP/cycle; override with --peak-gflops).
 
 scripts/bench/torch_ref.py measures PyTorch the same way and scripts/bench/compare.sh runs
-both in alternation and prints the ratios.`,
+both in alternation and prints the ratios.
+
+With --model (a GGUF file, or "smollm2" for the model scripts/install-smollm2.sh installs), it
+measures that pretrained language model on the host inference path instead: the prefill of a
+--prompt-len prompt and KV-cached decoding of --decode-len tokens at each --sample-batches size
+(default 1,16), tokens/s, GFLOP/s and peak RSS; scripts/bench/lm.sh compares it with llama.cpp
+and transformers.`,
 		Example: `  graftrl bench
   # the report as JSON
   graftrl bench --json > bench.json
   # a wider policy, sampling timed at two batch sizes
-  graftrl bench --d-model 256 --layers 4 --sample-batches 1,64`,
+  graftrl bench --d-model 256 --layers 4 --sample-batches 1,64
+  # SmolLM2-135M-Instruct (scripts/install-smollm2.sh)
+  graftrl bench --model smollm2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			batches, err := parseInts(o.samples)
 			if err != nil {
 				return &usageError{"bench: --sample-batches: " + err.Error()}
+			}
+			if o.lm.Path != "" {
+				return benchLM(cmd, o, batches)
 			}
 			o.opts.SampleBatches = batches
 			if o.check != "" {
@@ -78,6 +91,9 @@ both in alternation and prints the ratios.`,
 	f.IntVar(&o.opts.Iterations, "iterations", o.opts.Iterations, "RL iterations to run (the first, compiling, is reported apart)")
 	f.Float64Var(&o.opts.PeakGFLOPs, "peak-gflops", 0, "machine peak in GFLOP/s (default: derived from /proc/cpuinfo)")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	f.StringVar(&o.lm.Path, "model", "", `a pretrained model to time instead (a GGUF file, or "smollm2": the installed SmolLM2-135M-Instruct)`)
+	f.IntVar(&o.lm.PromptLen, "prompt-len", o.lm.PromptLen, "with --model: prompt tokens prefilled")
+	f.IntVar(&o.lm.DecodeLen, "decode-len", o.lm.DecodeLen, "with --model: tokens decoded per sequence")
 	f.StringVar(&o.check, "write-check", "", "only write weights, tokens and logits to this file for torch_ref.py --check")
 	return cmd
 }
@@ -100,6 +116,43 @@ func benchRun(cmd *cobra.Command, o *benchOptions) error {
 		return nil
 	}
 	r.WriteText(o.out)
+	return nil
+}
+
+// benchLM runs `graftrl bench --model`: the pretrained model on the host inference path.
+func benchLM(cmd *cobra.Command, o *benchOptions, batches []int) error {
+	if cmd.Flags().Changed("sample-batches") {
+		o.lm.Batches = batches
+	}
+	o.lm.Reps = o.opts.Reps
+	if !cmd.Flags().Changed("reps") {
+		o.lm.Reps = bench.DefaultLMOptions().Reps
+	}
+	o.lm.PeakGFLOPs = o.opts.PeakGFLOPs
+	if o.lm.Path == "smollm2" {
+		path, err := modelfile.InstalledSmolLM2()
+		if err != nil {
+			return &usageError{"bench: --model smollm2: " + err.Error()}
+		}
+		o.lm.Path = path
+	}
+	if err := o.lm.Validate(); err != nil {
+		return &usageError{err.Error()}
+	}
+	o.lm.Log = cmd.ErrOrStderr()
+	r, err := bench.RunLM(cmd.Context(), o.lm)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		data, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), string(data))
+		return nil
+	}
+	r.WriteText(cmd.OutOrStdout())
 	return nil
 }
 

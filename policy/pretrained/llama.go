@@ -53,3 +53,10 @@ type LayerWeights struct {
 	Gate, Up []float32 // [Hidden, DModel]
 	Down     []float32 // [DModel, Hidden]
 }
+
+// NumParams is the number of parameters (the output layer tied to the embedding, counted once).
+func (c Config) NumParams() int {
+	q, k := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	block := 2*c.DModel + c.DModel*(q+2*k) + q*c.DModel + 3*c.DModel*c.Hidden
+	return c.Vocab*c.DModel + c.Layers*block + c.DModel
+}

@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/graftrl/graftrl/modelfile"
+	"github.com/graftrl/graftrl/policy/host"
+	"github.com/graftrl/graftrl/policy/pretrained"
+)
+
+// LMOptions configure the benchmark of a pretrained language model (`graftrl bench --model`).
+type LMOptions struct {
+	// Path is the model's GGUF file.
+	Path string
+	// PromptLen is the length of the prompt whose prefill is timed, and the position decoding
+	// starts from.
+	PromptLen int
+	// DecodeLen is the number of tokens each sequence decodes after its prompt.
+	DecodeLen int
+	// Batches are the numbers of sequences decoded together.
+	Batches []int
+	// Reps is the number of timed repetitions (medians are reported).
+	Reps int
+	// PeakGFLOPs overrides the machine peak derived from /proc/cpuinfo.
+	PeakGFLOPs float64
+	// Log receives progress lines (nil: none).
+	Log io.Writer
+}
+
+// DefaultLMOptions times a 128-token prefill and 64 decoded tokens at batch 1 and 16.
+func DefaultLMOptions() LMOptions {
+	return LMOptions{PromptLen: 128, DecodeLen: 64, Batches: []int{1, 16}, Reps: 5}
+}
+
+// LMReport is the outcome of RunLM.
+type LMReport struct {
+	Impl      string            `json:"impl"`
+	Machine   Machine           `json:"machine"`
+	Model     string            `json:"model"`
+	Config    pretrained.Config `json:"config"`
+	Params    int               `json:"params"`
+	LoadS     float64           `json:"load_s"` // reading and dequantising the file, building the decoder
+	LoadStart float64           `json:"load_start"`
+	LoadEnd   float64           `json:"load_end"`
+	Prefill   LMResult          `json:"prefill"`
+	Decode    []LMResult        `json:"decode"`
+}
+
+// LMResult is one timed phase: prefill of a prompt (Batch 1) or decoding at a batch size.
+type LMResult struct {
+	Batch      int     `json:"batch"`
+	Tokens     int     `json:"tokens"` // tokens processed in one repetition, all rows
+	Ms         float64 `json:"ms"`     // median time of one repetition
+	TokensPerS float64 `json:"tokens_per_s"`
+	GFLOPs     float64 `json:"gflops"`
+	PeakShare  float64 `json:"peak_share"`
+	PeakRSSMB  float64 `json:"peak_rss_mb"`
+}
+
+// Validate checks the options before any work; each error names the flag and what is allowed.
+func (o LMOptions) Validate() error {
+	switch {
+	case o.Path == "":
+		return fmt.Errorf("bench: --model: a GGUF file is needed")
+	case o.PromptLen < 1:
+		return fmt.Errorf("bench: --prompt-len %d: must be ≥ 1", o.PromptLen)
+	case o.DecodeLen < 1:
+		return fmt.Errorf("bench: --decode-len %d: must be ≥ 1", o.DecodeLen)
+	case o.Reps < 1:
+		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
+	case len(o.Batches) == 0:
+		return fmt.Errorf("bench: --sample-batches: at least one batch size is needed")
+	}
+	for _, b := range o.Batches {
+		if b < 1 {
+			return fmt.Errorf("bench: --sample-batches: %d is not a positive integer", b)
+		}
+	}
+	return nil
+}
+
+// RunLM loads the model and times, on the host inference path (policy/host), the prefill of a
+// PromptLen-token prompt and the KV-cached decoding of DecodeLen tokens after it at each batch
+// size. The host decoder runs one sequence at a time, its products split across the worker
+// pool, so a batch of b sequences steps b decoders in turn each position.
+func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Model: o.Path, LoadStart: loadAverage()}
+	t0 := time.Now()
+	g, err := modelfile.OpenGGUF(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := host.LoadLlamaGGUF(g)
+	g.Close()
+	if err != nil {
+		return nil, err
+	}
+	r.LoadS = time.Since(t0).Seconds()
+	r.Config = m.Config()
+	r.Params = r.Config.NumParams()
+	rng := rand.New(rand.NewPCG(4, 4))
+	prompt := make([]int32, o.PromptLen)
+	for i := range prompt {
+		prompt[i] = int32(rng.IntN(r.Config.Vocab))
+	}
+	o.logf("prefill of %d tokens …", o.PromptLen)
+	if r.Prefill, err = timeLM(ctx, o, 1, o.PromptLen, nil, func() error {
+		_, err := m.NewDecoder().Prefill(prompt)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	r.Prefill.GFLOPs = llamaSpanFLOPs(r.Config, 0, o.PromptLen) / (r.Prefill.Ms / 1e3) / 1e9
+	for _, b := range o.Batches {
+		o.logf("decoding %d tokens at batch %d …", o.DecodeLen, b)
+		ds, next := make([]*host.LlamaDecoder, b), make([]int32, b)
+		res, err := timeLM(ctx, o, b, b*o.DecodeLen,
+			func() error { return prefillRows(m, ds, next, prompt) },
+			func() error { return decodeRows(ds, next, o.DecodeLen) })
+		if err != nil {
+			return nil, err
+		}
+		res.GFLOPs = float64(b) * llamaSpanFLOPs(r.Config, o.PromptLen, o.DecodeLen) / (res.Ms / 1e3) / 1e9
+		r.Decode = append(r.Decode, res)
+	}
+	for _, p := range append([]*LMResult{&r.Prefill}, pointers(r.Decode)...) {
+		p.PeakShare = share(p.GFLOPs, r.Machine.PeakGFLOPs)
+	}
+	r.LoadEnd = loadAverage()
+	return r, nil
+}
+
+// prefillRows gives every row of ds a fresh decoder holding prompt, and its greedy next token.
+func prefillRows(m *host.Llama, ds []*host.LlamaDecoder, next []int32, prompt []int32) error {
+	for i := range ds {
+		ds[i] = m.NewDecoder()
+		logits, err := ds[i].Prefill(prompt)
+		if err != nil {
+			return err
+		}
+		next[i] = argmax(logits)
+	}
+	return nil
+}
+
+// decodeRows decodes n tokens for every row, the rows stepped in turn at each position, each fed
+// its own greedy choice.
+func decodeRows(ds []*host.LlamaDecoder, next []int32, n int) error {
+	for range n {
+		for i, d := range ds {
+			logits, err := d.Step(next[i])
+			if err != nil {
+				return err
+			}
+			next[i] = argmax(logits)
+		}
+	}
+	return nil
+}
+
+func argmax(v []float32) int32 {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func pointers(v []LMResult) []*LMResult {
+	out := make([]*LMResult, len(v))
+	for i := range v {
+		out[i] = &v[i]
+	}
+	return out
+}
+
+// timeLM runs setup (when not nil; untimed) and f once untimed, then Reps times each, and
+// reports f's median.
+func timeLM(ctx context.Context, o LMOptions, batch, tokens int, setup, f func() error) (LMResult, error) {
+	resetPeakRSS()
+	times := make([]float64, 0, o.Reps)
+	for i := range o.Reps + 1 {
+		if err := ctx.Err(); err != nil {
+			return LMResult{}, err
+		}
+		if setup != nil {
+			if err := setup(); err != nil {
+				return LMResult{}, err
+			}
+		}
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return LMResult{}, err
+		}
+		if i > 0 { // the first repetition warms the caches and the worker pool
+			times = append(times, time.Since(t0).Seconds()*1e3)
+		}
+	}
+	ms := median(times)
+	return LMResult{Batch: batch, Tokens: tokens, Ms: ms, TokensPerS: float64(tokens) / (ms / 1e3),
+		PeakRSSMB: float64(peakRSS()) / (1 << 20)}, nil
+}
+
+func (o LMOptions) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// WriteText prints the report as a table.
+func (r *LMReport) WriteText(w io.Writer) {
+	m, c := r.Machine, r.Config
+	fmt.Fprintf(w, "graftrl bench — %s, %d cores (GOMAXPROCS %d), SIMD %s, host inference path (policy/host)\n", m.CPU, m.Cores, m.GOMAXPROCS, m.SIMD)
+	fmt.Fprintf(w, "model: %s\n  llama, %d layers, d %d, FFN %d, %d heads / %d KV heads (head dim %d), vocab %d: %d parameters; loaded in %.2f s\n",
+		r.Model, c.Layers, c.DModel, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Vocab, r.Params, r.LoadS)
+	fmt.Fprintf(w, "peak: %.0f GFLOP/s = %s\n", m.PeakGFLOPs, m.PeakDerivation)
+	fmt.Fprintf(w, "load average (1 min): %.2f at start, %.2f at end\n\n", r.LoadStart, r.LoadEnd)
+	line := func(name string, x LMResult) {
+		fmt.Fprintf(w, "  %-22s %9.1f ms  %8.1f tokens/s  %6.2f GFLOP/s  %5.2f%% of peak  peak RSS %.0f MB\n",
+			name, x.Ms, x.TokensPerS, x.GFLOPs, 100*x.PeakShare, x.PeakRSSMB)
+	}
+	fmt.Fprintf(w, "medians of the timed repetitions (float32 weights, dequantised at load)\n")
+	line(fmt.Sprintf("prefill %d tokens", r.Prefill.Tokens), r.Prefill)
+	for _, d := range r.Decode {
+		line(fmt.Sprintf("decode batch %d × %d", d.Batch, d.Tokens/d.Batch), d)
+	}
+}

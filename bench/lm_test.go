@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/graftrl/graftrl/modelfile"
+	"github.com/graftrl/graftrl/policy/pretrained"
+)
+
+// TestLlamaSpanFLOPs checks the count on a model small enough to add up by hand: 1 layer, d 4,
+// MLP 8, 2 heads of 2 (query width 4), 1 KV head (key width 2), vocabulary 10. A token costs
+// 2·(4·(4+2·2) + 4·4 + 3·4·8 + 4·10) = 2·(32+16+96+40) = 368 in products; at position t its
+// attention costs 4·(t+1)·4 = 16·(t+1). Positions 2 and 3: 2·368 + 16·3 + 16·4 = 848.
+func TestLlamaSpanFLOPs(t *testing.T) {
+	c := pretrained.Config{Layers: 1, DModel: 4, Hidden: 8, Heads: 2, KVHeads: 1, HeadDim: 2, Vocab: 10}
+	if got := llamaSpanFLOPs(c, 2, 2); got != 848 {
+		t.Fatalf("llamaSpanFLOPs = %v, want 848", got)
+	}
+	// NumParams: embedding 40 + block (norms 8 + q,k,v 4·8 + o 16 + MLP 96) + output norm 4.
+	if got := c.NumParams(); got != 40+152+4 {
+		t.Fatalf("NumParams = %d, want 196", got)
+	}
+}
+
+// TestRunLMSmolLM2 runs the model benchmark on SmolLM2 at tiny sizes: the report counts the
+// tokens it was asked for, and the parameter count is the sum of the file's tensor sizes (the
+// output layer is tied, so the file holds each parameter once).
+func TestRunLMSmolLM2(t *testing.T) {
+	path, err := modelfile.InstalledSmolLM2()
+	if err != nil {
+		if os.Getenv("GRAFTRL_SMOLLM2") == "1" {
+			t.Fatalf("GRAFTRL_SMOLLM2=1: %v", err)
+		}
+		t.Skip(err)
+	}
+	g, err := modelfile.OpenGGUF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inFile int64
+	for _, ti := range g.Tensors {
+		inFile += ti.Elements()
+	}
+	g.Close()
+	r, err := RunLM(context.Background(), LMOptions{Path: path, PromptLen: 5, DecodeLen: 2, Batches: []int{1, 3}, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(r.Params) != inFile {
+		t.Errorf("params %d, the file holds %d", r.Params, inFile)
+	}
+	if r.Prefill.Tokens != 5 || len(r.Decode) != 2 || r.Decode[1].Batch != 3 || r.Decode[1].Tokens != 6 {
+		t.Errorf("report %+v %+v, want a 5-token prefill and decodes of 1×2 and 3×2 tokens", r.Prefill, r.Decode)
+	}
+	for _, x := range append([]LMResult{r.Prefill}, r.Decode...) {
+		if !(x.Ms > 0 && x.TokensPerS > 0 && x.GFLOPs > 0) {
+			t.Errorf("phase %+v has no time or rate", x)
+		}
+	}
+}
+
+// TestLMOptionsValidate: each bad option is refused naming its flag.
+func TestLMOptionsValidate(t *testing.T) {
+	ok := DefaultLMOptions()
+	ok.Path = "m.gguf"
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for flag, mut := range map[string]func(*LMOptions){
+		"--model":          func(o *LMOptions) { o.Path = "" },
+		"--prompt-len":     func(o *LMOptions) { o.PromptLen = 0 },
+		"--decode-len":     func(o *LMOptions) { o.DecodeLen = -1 },
+		"--reps":           func(o *LMOptions) { o.Reps = 0 },
+		"--sample-batches": func(o *LMOptions) { o.Batches = []int{1, 0} },
+	} {
+		o := ok
+		mut(&o)
+		if err := o.Validate(); err == nil || !contains(err.Error(), flag) {
+			t.Errorf("%s: error %v does not name it", flag, err)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
