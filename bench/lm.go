@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/graftrl/graftrl/modelfile"
+	"github.com/graftrl/graftrl/policy"
 	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/policy/pretrained"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // LMOptions configure the benchmark of a pretrained language model (`graftrl bench --model`).
@@ -25,15 +27,24 @@ type LMOptions struct {
 	Batches []int
 	// Reps is the number of timed repetitions (medians are reported).
 	Reps int
+	// TrainRows × TrainLen is the minibatch of the timed train step (forward, backward and Adam
+	// of every parameter through GoMLX on Backend); TrainRows 0 skips it.
+	TrainRows, TrainLen int
+	// Backend is the GoMLX backend of the train step and of the graph decoder ("" for the
+	// default, see policy.NewBackend).
+	Backend string
+	// GraphSampling also times decoding with the backend's graph KV decoder (policy.Decoder).
+	GraphSampling bool
 	// PeakGFLOPs overrides the machine peak derived from /proc/cpuinfo.
 	PeakGFLOPs float64
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
 
-// DefaultLMOptions times a 128-token prefill and 64 decoded tokens at batch 1 and 16.
+// DefaultLMOptions times a 128-token prefill, 64 decoded tokens at batch 1 and 16, and the
+// train step at 2 rows × 64 tokens.
 func DefaultLMOptions() LMOptions {
-	return LMOptions{PromptLen: 128, DecodeLen: 64, Batches: []int{1, 16}, Reps: 5}
+	return LMOptions{PromptLen: 128, DecodeLen: 64, Batches: []int{1, 16}, Reps: 5, TrainRows: 2, TrainLen: 64}
 }
 
 // LMReport is the outcome of RunLM.
@@ -46,15 +57,21 @@ type LMReport struct {
 	LoadS     float64           `json:"load_s"` // reading and dequantising the file, building the decoder
 	LoadStart float64           `json:"load_start"`
 	LoadEnd   float64           `json:"load_end"`
+	Backend   string            `json:"backend"`
 	Prefill   LMResult          `json:"prefill"`
 	Decode    []LMResult        `json:"decode"`
+	// DecodeGraph is decoding with the backend's graph KV decoder, when GraphSampling is set.
+	DecodeGraph []LMResult `json:"decode_graph,omitempty"`
+	// Train is the train step, when TrainRows > 0.
+	Train *LMResult `json:"train,omitempty"`
 }
 
 // LMResult is one timed phase: prefill of a prompt (Batch 1) or decoding at a batch size.
 type LMResult struct {
 	Batch      int     `json:"batch"`
-	Tokens     int     `json:"tokens"` // tokens processed in one repetition, all rows
-	Ms         float64 `json:"ms"`     // median time of one repetition
+	Len        int     `json:"len,omitempty"` // the train step's sequence length
+	Tokens     int     `json:"tokens"`        // tokens processed in one repetition, all rows
+	Ms         float64 `json:"ms"`            // median time of one repetition
 	TokensPerS float64 `json:"tokens_per_s"`
 	GFLOPs     float64 `json:"gflops"`
 	PeakShare  float64 `json:"peak_share"`
@@ -74,6 +91,12 @@ func (o LMOptions) Validate() error {
 		return fmt.Errorf("bench: --reps %d: must be ≥ 1", o.Reps)
 	case len(o.Batches) == 0:
 		return fmt.Errorf("bench: --sample-batches: at least one batch size is needed")
+	case o.TrainRows < 0:
+		return fmt.Errorf("bench: --batch %d: must be ≥ 0 (0 skips the train step)", o.TrainRows)
+	case o.TrainRows > 0 && (o.TrainLen < 8 || o.TrainLen > 8192):
+		return fmt.Errorf("bench: --len %d: must be 8..8192", o.TrainLen)
+	case o.GraphSampling && o.PromptLen+o.DecodeLen > 8192:
+		return fmt.Errorf("bench: --prompt-len + --decode-len = %d: the graph decoder holds at most 8192 positions", o.PromptLen+o.DecodeLen)
 	}
 	for _, b := range o.Batches {
 		if b < 1 {
@@ -86,24 +109,30 @@ func (o LMOptions) Validate() error {
 // RunLM loads the model and times, on the host inference path (policy/host), the prefill of a
 // PromptLen-token prompt and the KV-cached decoding of DecodeLen tokens after it at each batch
 // size. The host decoder runs one sequence at a time, its products split across the worker
-// pool, so a batch of b sequences steps b decoders in turn each position.
+// pool, so a batch of b sequences steps b decoders in turn each position. Then, on the GoMLX
+// backend, the graph decoder (GraphSampling) and the train step (TrainRows > 0).
 func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Model: o.Path, LoadStart: loadAverage()}
+	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Model: o.Path, LoadStart: loadAverage(),
+		Backend: spec.ResolveBackendName(o.Backend)}
 	t0 := time.Now()
 	g, err := modelfile.OpenGGUF(o.Path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := host.LoadLlamaGGUF(g)
+	c, w, err := pretrained.FromGGUF(g)
 	g.Close()
 	if err != nil {
 		return nil, err
 	}
+	m, err := host.NewLlama(c, w)
+	if err != nil {
+		return nil, err
+	}
 	r.LoadS = time.Since(t0).Seconds()
-	r.Config = m.Config()
+	r.Config = c
 	r.Params = r.Config.NumParams()
 	rng := rand.New(rand.NewPCG(4, 4))
 	prompt := make([]int32, o.PromptLen)
@@ -130,11 +159,92 @@ func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 		res.GFLOPs = float64(b) * llamaSpanFLOPs(r.Config, o.PromptLen, o.DecodeLen) / (res.Ms / 1e3) / 1e9
 		r.Decode = append(r.Decode, res)
 	}
-	for _, p := range append([]*LMResult{&r.Prefill}, pointers(r.Decode)...) {
+	if o.GraphSampling || o.TrainRows > 0 {
+		if err := benchLMGraph(ctx, o, r, w, prompt); err != nil {
+			return nil, err
+		}
+	}
+	all := append(append([]*LMResult{&r.Prefill}, pointers(r.Decode)...), pointers(r.DecodeGraph)...)
+	if r.Train != nil {
+		all = append(all, r.Train)
+	}
+	for _, p := range all {
 		p.PeakShare = share(p.GFLOPs, r.Machine.PeakGFLOPs)
 	}
 	r.LoadEnd = loadAverage()
 	return r, nil
+}
+
+// benchLMGraph times the model on the GoMLX backend: decoding with the graph KV decoder (all
+// rows in one call per position) and the train step (a clipped policy-gradient update of every
+// parameter on a synthetic batch, every third token an action).
+func benchLMGraph(ctx context.Context, o LMOptions, r *LMReport, w pretrained.Weights, prompt []int32) error {
+	backend, err := policy.NewBackend(policy.BackendOptions{Name: o.Backend})
+	if err != nil {
+		return err
+	}
+	maxLen := max(o.TrainLen, o.PromptLen+o.DecodeLen)
+	p, err := policy.New(backend, policy.Options{Model: policy.Config{MaxLen: maxLen}, Loss: benchLoss(),
+		Optim: spec.DefaultOptimConfig(), Pretrained: &policy.Pretrained{Config: r.Config, Weights: w}})
+	if err != nil {
+		return err
+	}
+	for _, b := range o.Batches {
+		if !o.GraphSampling {
+			break
+		}
+		o.logf("decoding %d tokens at batch %d, graph decoder on %s …", o.DecodeLen, b, r.Backend)
+		var d *policy.Decoder
+		tok, pos := make([]int32, b), make([]int32, b)
+		res, err := timeLM(ctx, o, b, b*o.DecodeLen,
+			func() error { d = p.NewDecoder(b); return graphSpan(d, prompt, tok, pos, 0, len(prompt)) },
+			func() error { return graphSpan(d, nil, tok, pos, len(prompt), o.DecodeLen) })
+		if err != nil {
+			return err
+		}
+		res.GFLOPs = float64(b) * llamaSpanFLOPs(r.Config, o.PromptLen, o.DecodeLen) / (res.Ms / 1e3) / 1e9
+		r.DecodeGraph = append(r.DecodeGraph, res)
+	}
+	if o.TrainRows == 0 {
+		return nil
+	}
+	o.logf("train step T%d×B%d on %s …", o.TrainLen, o.TrainRows, r.Backend)
+	batch := policy.SyntheticBatch(p.Config(), o.TrainRows, o.TrainLen, 1)
+	res, err := timeLM(ctx, o, o.TrainRows, o.TrainRows*o.TrainLen, nil, func() error {
+		_, err := p.Update(batch, 1e-6)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	res.Len = o.TrainLen
+	// Forward and backward of every position (the convention of TrainStepFLOPs: the backward pass
+	// is two products per forward product).
+	res.GFLOPs = 3 * float64(o.TrainRows) * llamaSpanFLOPs(r.Config, 0, o.TrainLen) / (res.Ms / 1e3) / 1e9
+	r.Train = &res
+	return nil
+}
+
+// graphSpan feeds the graph decoder n positions from start for every row: the tokens of prompt
+// while it lasts, then each row's greedy choice.
+func graphSpan(d *policy.Decoder, prompt, tok, pos []int32, start, n int) error {
+	for t := start; t < start+n; t++ {
+		for i := range tok {
+			pos[i] = int32(t)
+			if t < len(prompt) {
+				tok[i] = prompt[t]
+			}
+		}
+		logits, err := d.Step(tok, pos)
+		if err != nil {
+			return err
+		}
+		v := len(logits) / len(tok)
+		for i := range tok {
+			tok[i] = argmax(logits[i*v : (i+1)*v])
+		}
+	}
+	return nil
 }
 
 // prefillRows gives every row of ds a fresh decoder holding prompt, and its greedy next token.
@@ -232,5 +342,15 @@ func (r *LMReport) WriteText(w io.Writer) {
 	line(fmt.Sprintf("prefill %d tokens", r.Prefill.Tokens), r.Prefill)
 	for _, d := range r.Decode {
 		line(fmt.Sprintf("decode batch %d × %d", d.Batch, d.Tokens/d.Batch), d)
+	}
+	if len(r.DecodeGraph) > 0 {
+		fmt.Fprintf(w, "the %s backend's graph KV decoder (all rows in one call a position)\n", r.Backend)
+	}
+	for _, d := range r.DecodeGraph {
+		line(fmt.Sprintf("decode batch %d × %d", d.Batch, d.Tokens/d.Batch), d)
+	}
+	if t := r.Train; t != nil {
+		fmt.Fprintf(w, "train step (forward + backward + Adam of every parameter) on %s\n", r.Backend)
+		line(fmt.Sprintf("T%d×B%d", t.Len, t.Batch), *t)
 	}
 }

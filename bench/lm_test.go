@@ -45,7 +45,8 @@ func TestRunLMSmolLM2(t *testing.T) {
 		inFile += ti.Elements()
 	}
 	g.Close()
-	r, err := RunLM(context.Background(), LMOptions{Path: path, PromptLen: 5, DecodeLen: 2, Batches: []int{1, 3}, Reps: 1})
+	r, err := RunLM(context.Background(), LMOptions{Path: path, PromptLen: 5, DecodeLen: 2, Batches: []int{1, 3}, Reps: 1,
+		TrainRows: 1, TrainLen: 8, GraphSampling: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,10 @@ func TestRunLMSmolLM2(t *testing.T) {
 	if r.Prefill.Tokens != 5 || len(r.Decode) != 2 || r.Decode[1].Batch != 3 || r.Decode[1].Tokens != 6 {
 		t.Errorf("report %+v %+v, want a 5-token prefill and decodes of 1×2 and 3×2 tokens", r.Prefill, r.Decode)
 	}
-	for _, x := range append([]LMResult{r.Prefill}, r.Decode...) {
+	if len(r.DecodeGraph) != 2 || r.DecodeGraph[1].Tokens != 6 || r.Train == nil || r.Train.Tokens != 8 || r.Train.Len != 8 {
+		t.Fatalf("graph decode %+v, train %+v: want decodes of 1×2 and 3×2 tokens and a train step of 1×8", r.DecodeGraph, r.Train)
+	}
+	for _, x := range append(append([]LMResult{r.Prefill, *r.Train}, r.Decode...), r.DecodeGraph...) {
 		if !(x.Ms > 0 && x.TokensPerS > 0 && x.GFLOPs > 0) {
 			t.Errorf("phase %+v has no time or rate", x)
 		}
@@ -75,6 +79,8 @@ func TestLMOptionsValidate(t *testing.T) {
 		"--decode-len":     func(o *LMOptions) { o.DecodeLen = -1 },
 		"--reps":           func(o *LMOptions) { o.Reps = 0 },
 		"--sample-batches": func(o *LMOptions) { o.Batches = []int{1, 0} },
+		"--batch":          func(o *LMOptions) { o.TrainRows = -1 },
+		"--len":            func(o *LMOptions) { o.TrainLen = 4 },
 	} {
 		o := ok
 		mut(&o)

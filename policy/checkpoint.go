@@ -15,7 +15,13 @@ import (
 // global step) into dir through GoMLX's checkpoints package. dir must be empty or absent.
 func (p *Policy) Save(dir string) error {
 	prev := p.ctx.Loader()
-	h, err := checkpoints.Build(p.ctx).Dir(dir).Keep(-1).Done()
+	cfg := checkpoints.Build(p.ctx).Dir(dir).Keep(-1)
+	if p.llama != nil {
+		// gzip saves a few percent of a pretrained model's float32 weights and moments, for
+		// ~40 s per save and as long a load (SmolLM2-135M: 1.6 GB); Load reads either format.
+		cfg = cfg.WithCompression(checkpoints.BinUncompressed)
+	}
+	h, err := cfg.Done()
 	if err != nil {
 		return fmt.Errorf("policy: checkpoint %s: %w", dir, err)
 	}
@@ -85,7 +91,13 @@ func (p *Policy) Load(dir string) (err error) {
 // architecture c, in the order and shapes of ParamNames/ParamShapes (the Init of Options). The
 // optimiser state in the checkpoint is ignored. A checkpoint of another architecture, a missing
 // parameter or unreadable data is an error naming what differs.
-func ReadCheckpointWeights(dir string, c Config) (w [][]float32, err error) {
+func ReadCheckpointWeights(dir string, c Config) ([][]float32, error) {
+	return ReadCheckpointParams(dir, spec.Params(c))
+}
+
+// ReadCheckpointParams is ReadCheckpointWeights for the parameters specs, in their order:
+// spec.LlamaParams for a pretrained policy (Policy.Params).
+func ReadCheckpointParams(dir string, specs []spec.Param) (w [][]float32, err error) {
 	defer func() {
 		if r := recover(); r != nil { // GoMLX panics on unreadable data
 			w, err = nil, fmt.Errorf("policy: read checkpoint %s: %v", dir, r)
@@ -99,9 +111,9 @@ func ReadCheckpointWeights(dir string, c Config) (w [][]float32, err error) {
 	for v := range scratch.IterVariables() {
 		loaded[v.Scope()+"/"+v.Name()] = v
 	}
-	names, shapes := spec.ParamNames(c), spec.ParamShapes(c)
-	w = make([][]float32, len(names))
-	for i, name := range names {
+	w = make([][]float32, len(specs))
+	for i, s := range specs {
+		name := s.Name
 		v, ok := loaded["/policy/"+name]
 		if !ok {
 			return nil, fmt.Errorf("policy: checkpoint %s has no parameter %s (a policy of another architecture?)", dir, name)
@@ -110,9 +122,9 @@ func ReadCheckpointWeights(dir string, c Config) (w [][]float32, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("policy: read checkpoint %s: %s: %w", dir, name, err)
 		}
-		if !slices.Equal(t.Shape().Dimensions, shapes[i]) {
+		if !slices.Equal(t.Shape().Dimensions, s.Shape) {
 			return nil, fmt.Errorf("policy: checkpoint %s: %s has shape %v, this policy %v (different architecture or vocabulary size)",
-				dir, name, t.Shape().Dimensions, shapes[i])
+				dir, name, t.Shape().Dimensions, s.Shape)
 		}
 		w[i] = tensors.MustCopyFlatData[float32](t)
 	}

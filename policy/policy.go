@@ -1,6 +1,7 @@
-// Package policy is the agent: a decoder-only transformer on GoMLX with its vocabulary, backend
-// selection, incremental KV-cache decoding for sampling, per-token log-probs, the clipped
-// policy-gradient loss, Adam, and checkpoints. It knows nothing about environments.
+// Package policy is the agent: a decoder-only transformer on GoMLX — its own, or a pretrained
+// Llama decoder (Options.Pretrained) — with its vocabulary, backend selection, incremental
+// KV-cache decoding for sampling, per-token log-probs, the clipped policy-gradient loss, Adam,
+// and checkpoints. It knows nothing about environments.
 package policy
 
 import (
@@ -14,11 +15,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/distributed"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/graftrl/graftrl/policy/pretrained"
 	"github.com/graftrl/graftrl/policy/spec"
 )
 
@@ -26,6 +27,8 @@ import (
 // concurrent use.
 type Policy struct {
 	cfg     Config
+	arch    arch
+	llama   *pretrained.Config // the architecture of a pretrained policy, nil for the transformer
 	loss    LossConfig
 	optim   OptimConfig
 	backend backends.Backend
@@ -55,10 +58,14 @@ type Options struct {
 	// Seed draws the initial weights.
 	Seed uint64
 	// Init, when set, are the initial weights instead of a draw from Seed: one array per
-	// parameter in the order and shapes of ParamNames/ParamShapes, flattened row-major (as
-	// Weights and ReadCheckpointWeights return them). The optimiser starts fresh, and the KL
-	// reference is these weights.
+	// parameter in the order and shapes of ParamNames/ParamShapes (spec.LlamaParams for a
+	// pretrained policy), flattened row-major (as Weights and ReadCheckpointWeights return
+	// them). The optimiser starts fresh, and the KL reference is these weights.
 	Init [][]float32
+	// Pretrained, when set, makes the policy a pretrained Llama decoder instead of the
+	// transformer Model describes; Model then gives only the vocabulary and the longest
+	// sequence (see Pretrained).
+	Pretrained *Pretrained
 	// ActionTokens, when set, are the only token ids an action may consist of (the env's action
 	// words and the end-of-action token): at action positions every other token's logit is
 	// masked out, in sampling and in the loss alike. Nil allows every token.
@@ -85,7 +92,8 @@ func checkDevices(b backends.Backend, n int) error {
 
 // New builds a freshly initialised policy on the backend.
 func New(backend backends.Backend, o Options) (*Policy, error) {
-	if err := o.Model.Validate(); err != nil {
+	a, cfg, init, err := archOf(o)
+	if err != nil {
 		return nil, err
 	}
 	if err := o.Loss.Validate(); err != nil {
@@ -97,32 +105,35 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 	if err := checkDevices(backend, o.Devices); err != nil {
 		return nil, err
 	}
-	p := &Policy{cfg: o.Model, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
+	p := &Policy{cfg: cfg, arch: a, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
 		devices: max(o.Devices, 1), bucketed: backend.Name() != simplego.BackendName, shapesSeen: map[string]bool{}}
+	if o.Pretrained != nil {
+		lc := o.Pretrained.Config
+		p.llama = &lc
+	}
 	if o.ActionTokens != nil {
-		p.actionBias = make([]float32, o.Model.Vocab)
+		p.actionBias = make([]float32, cfg.Vocab)
 		for i := range p.actionBias {
 			p.actionBias[i] = maskedLogit
 		}
 		for _, id := range o.ActionTokens {
-			if id < 0 || int(id) >= o.Model.Vocab {
-				return nil, fmt.Errorf("policy: action token %d outside the vocabulary of %d", id, o.Model.Vocab)
+			if id < 0 || int(id) >= cfg.Vocab {
+				return nil, fmt.Errorf("policy: action token %d outside the vocabulary of %d", id, cfg.Vocab)
 			}
 			p.actionBias[id] = 0
 		}
 	}
-	init := o.Init
-	if init == nil {
-		init = initialValues(o.Model, o.Seed)
-	} else if err := spec.CheckWeights(o.Model, init); err != nil {
-		return nil, err
-	}
 	root := p.ctx.Checked(false)
-	for i, s := range spec.Params(o.Model) {
+	for i, s := range a.params() {
 		// "block0/wq" becomes variable wq in scope …/block0: a name must not hold the scope
 		// separator, or a checkpoint would load it into a different variable.
 		scope, name := path.Split(s.Name)
-		in := func(top string) *context.Context { return root.In(top).In(strings.TrimSuffix(scope, "/")) }
+		in := func(top string) *context.Context {
+			if scope == "" { // a pretrained policy's flat names ("blk.0.attn_q")
+				return root.In(top)
+			}
+			return root.In(top).In(strings.TrimSuffix(scope, "/"))
+		}
 		val := tensors.FromFlatDataAndDimensions(init[i], s.Shape...)
 		p.theta = append(p.theta, in("policy").VariableWithValue(name, val))
 		p.m = append(p.m, in("adam_m").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
@@ -142,8 +153,41 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 	return p, nil
 }
 
-// Config returns the architecture.
+// archOf returns the network Options describe, the policy's Config and the starting weights
+// (checked against the network's parameters).
+func archOf(o Options) (arch, Config, [][]float32, error) {
+	if o.Pretrained != nil {
+		return llamaArchOf(o)
+	}
+	if err := o.Model.Validate(); err != nil {
+		return nil, Config{}, nil, err
+	}
+	init := o.Init
+	if init == nil {
+		init = initialValues(o.Model, o.Seed)
+	} else if err := spec.CheckWeights(o.Model, init); err != nil {
+		return nil, Config{}, nil, err
+	}
+	return transformer{o.Model}, o.Model, init, nil
+}
+
+// Config returns the architecture. For a pretrained policy only Vocab and MaxLen are set (the
+// network is Llama's; see Llama).
 func (p *Policy) Config() Config { return p.cfg }
+
+// Llama returns the architecture of a pretrained policy, and false for the policy's own
+// transformer.
+func (p *Policy) Llama() (pretrained.Config, bool) {
+	if p.llama == nil {
+		return pretrained.Config{}, false
+	}
+	return *p.llama, true
+}
+
+// Params lists the policy's parameters in their fixed order (that of Weights and
+// Options.Init): spec.Params(Config()) for the transformer, spec.LlamaParams for a pretrained
+// policy.
+func (p *Policy) Params() []spec.Param { return p.arch.params() }
 
 // Backend returns the GoMLX backend the policy runs on.
 func (p *Policy) Backend() backends.Backend { return p.backend }
@@ -173,14 +217,14 @@ func (p *Policy) buildExecs() error {
 		}
 		return e
 	}
-	c := p.cfg
+	c, a := p.cfg, p.arch
 	p.logits = mk(func(_ *context.Context, in []*Node) []*Node {
-		return []*Node{forward(c, assembleParams(c, paramNodes(in[0].Graph(), p.theta)), in[0])}
+		return []*Node{a.forwardAt(paramNodes(in[0].Graph(), p.theta), in[0], nil)}
 	})
 	logpFn := func(vars func() []*context.Variable) func(*context.Context, []*Node) []*Node {
 		return func(_ *context.Context, in []*Node) []*Node {
 			tokens, targets := in[0], in[1]
-			lg := forward(c, assembleParams(c, paramNodes(tokens.Graph(), vars())), tokens)
+			lg := a.forwardAt(paramNodes(tokens.Graph(), vars()), tokens, nil)
 			if p.actionBias != nil {
 				lg = Add(lg, in[2])
 			}
@@ -193,7 +237,7 @@ func (p *Policy) buildExecs() error {
 		p.refLogp = mk(logpFn(func() []*context.Variable { return p.ref }))
 	}
 	p.decode = mk(func(_ *context.Context, in []*Node) []*Node {
-		lg, caches := decodeStep(c, assembleParams(c, paramNodes(in[0].Graph(), p.theta)), in[0], in[1], in[2:])
+		lg, caches := a.decodeStep(paramNodes(in[0].Graph(), p.theta), in[0], in[1], in[2:])
 		return append([]*Node{lg}, caches...)
 	})
 	p.train = mk(p.trainGraph)
@@ -269,7 +313,7 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	lr := in[i]
 	g := tokens.Graph()
 	theta := paramNodes(g, p.theta)
-	logits := forwardAt(c, assembleParams(c, theta), tokens, at)
+	logits := p.arch.forwardAt(theta, tokens, at)
 	if bias != nil {
 		logits = Add(logits, bias)
 	}
@@ -407,7 +451,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 func (p *Policy) trainArgs(b *TrainBatch, sel *selection, lr float64) []any {
 	args := []any{
 		tensors.FromFlatDataAndDimensions(b.Tokens, b.Rows, b.Len),
-		sel.index(), sel.attentionBias(p.cfg.Heads),
+		sel.index(), sel.attentionBias(p.arch.biasHeads()),
 		sel.ints(b.Targets, 0), sel.floats(b.OldLogp), sel.floats(b.Adv), sel.floats(b.Weight),
 	}
 	if p.ref != nil {
@@ -508,8 +552,7 @@ type Decoder struct {
 // NewDecoder returns a decoder for batch rows, each with its own cache of MaxLen positions.
 func (p *Policy) NewDecoder(batch int) *Decoder {
 	d := &Decoder{p: p, batch: batch}
-	shape := shapes.Make(dtypes.Float32, batch, p.cfg.Heads, p.cfg.MaxLen, p.cfg.HeadDim())
-	for range 2 * p.cfg.Layers {
+	for _, shape := range p.arch.cacheShapes(batch, p.cfg.MaxLen) {
 		d.caches = append(d.caches, tensors.FromShape(shape))
 	}
 	return d

@@ -39,10 +39,11 @@ scripts/bench/torch_ref.py measures PyTorch the same way and scripts/bench/compa
 both in alternation and prints the ratios.
 
 With --model (a GGUF file, or "smollm2" for the model scripts/install-smollm2.sh installs), it
-measures that pretrained language model on the host inference path instead: the prefill of a
+measures that pretrained language model instead: on the host inference path, the prefill of a
 --prompt-len prompt and KV-cached decoding of --decode-len tokens at each --sample-batches size
-(default 1,16), tokens/s, GFLOP/s and peak RSS; scripts/bench/lm.sh compares it with llama.cpp
-and transformers.`,
+(default 1,16); with --graph-sampling, the same decoding with the backend's graph decoder; and
+the train step on the backend at --len × --batch (default 64 × 2; --batch 0 skips it):
+tokens/s, GFLOP/s and peak RSS. scripts/bench/lm.sh compares it with llama.cpp and transformers.`,
 		Example: `  graftrl bench
   # the report as JSON
   graftrl bench --json > bench.json
@@ -129,6 +130,13 @@ func benchLM(cmd *cobra.Command, o *benchOptions, batches []int) error {
 		o.lm.Reps = bench.DefaultLMOptions().Reps
 	}
 	o.lm.PeakGFLOPs = o.opts.PeakGFLOPs
+	o.lm.Backend, o.lm.GraphSampling = o.opts.Backend, o.opts.GraphSampling
+	if cmd.Flags().Changed("batch") {
+		o.lm.TrainRows = o.opts.Rows
+	}
+	if cmd.Flags().Changed("len") {
+		o.lm.TrainLen = o.opts.Len
+	}
 	if o.lm.Path == "smollm2" {
 		path, err := modelfile.InstalledSmolLM2()
 		if err != nil {

@@ -83,17 +83,18 @@ func ParamNames(c Config) []string {
 // CheckWeights checks that w holds one array per parameter of c, each of the size of its shape
 // (the layout of policy.Policy.Weights); errors name the first parameter that differs.
 func CheckWeights(c Config, w [][]float32) error {
-	names, shapes := ParamNames(c), ParamShapes(c)
-	if len(w) != len(names) {
-		return fmt.Errorf("policy: %d weight arrays for a policy of %d parameters", len(w), len(names))
+	return CheckParamWeights(Params(c), w)
+}
+
+// CheckParamWeights checks that w holds one array per parameter of specs, in their order, each
+// of the size of its shape; errors name the first parameter that differs.
+func CheckParamWeights(specs []Param, w [][]float32) error {
+	if len(w) != len(specs) {
+		return fmt.Errorf("policy: %d weight arrays for a policy of %d parameters", len(w), len(specs))
 	}
-	for i, shape := range shapes {
-		size := 1
-		for _, n := range shape {
-			size *= n
-		}
-		if len(w[i]) != size {
-			return fmt.Errorf("policy: weight %s has %d values, want %d (shape %v)", names[i], len(w[i]), size, shape)
+	for i, s := range specs {
+		if len(w[i]) != s.Size() {
+			return fmt.Errorf("policy: weight %s has %d values, want %d (shape %v)", s.Name, len(w[i]), s.Size(), s.Shape)
 		}
 	}
 	return nil
