@@ -44,10 +44,11 @@ func smolLM2Default() string {
 func newChatCmd() *cobra.Command {
 	o := &chatOptions{}
 	cmd := &cobra.Command{
-		Use:   "chat [--model FILE] [--prompt TEXT] [--system TEXT]",
+		Use:   "chat [--model FILE|DIR] [--prompt TEXT] [--system TEXT]",
 		Short: "Talk to a pretrained llama model (SmolLM2-135M-Instruct) in the terminal",
-		Long: `Loads a llama GGUF (by default SmolLM2-135M-Instruct as scripts/install-smollm2.sh installs
-it, in ${XDG_CACHE_HOME:-~/.cache}/graftrl/models) on the CPU and answers in its chat template,
+		Long: `Loads a llama model, a GGUF file or a Hugging Face directory (by default SmolLM2-135M-Instruct
+as scripts/install-smollm2.sh installs it, in ${XDG_CACHE_HOME:-~/.cache}/graftrl/models; see
+graftrl convert), on the CPU and answers in its chat template,
 streaming the tokens as they come, until the end of the turn (<|im_end|>) or --max-tokens.
 With --prompt it answers that one turn and exits; without, every line of stdin is a user turn
 and the conversation is kept. --temperature 0 (the default) is greedy; above 0 samples with
@@ -55,7 +56,8 @@ the seeded generator (--seed), so a run is repeatable.`,
 		Example: `  # install the model first: scripts/install-smollm2.sh
   graftrl chat --prompt "What is the capital of France?"
   graftrl chat --system "Answer in one sentence." --temperature 0.7 --seed 3
-  graftrl chat --model ./SmolLM2-135M-Instruct.Q4_1.gguf --max-tokens 64`,
+  graftrl chat --model ./SmolLM2-135M-Instruct.Q4_1.gguf --max-tokens 64
+  graftrl chat --model ./smollm2-hf --prompt "Hello"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.in, o.out, o.errOut = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -67,7 +69,7 @@ the seeded generator (--seed), so a run is repeatable.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "llama GGUF file (default ${XDG_CACHE_HOME:-~/.cache}/graftrl/models/SmolLM2-135M-Instruct.Q4_1.gguf)")
+	f.StringVar(&o.model, "model", "", "llama GGUF file or Hugging Face directory (default ${XDG_CACHE_HOME:-~/.cache}/graftrl/models/SmolLM2-135M-Instruct.Q4_1.gguf)")
 	f.StringVar(&o.prompt, "prompt", "", "answer this one user turn and exit (default: read turns from stdin, one a line)")
 	f.StringVar(&o.system, "system", "", "system turn (default: the chat template's own)")
 	f.IntVar(&o.maxTokens, "max-tokens", 256, "most tokens in one answer (≥ 1)")
@@ -95,7 +97,7 @@ func chatRun(o *chatOptions) error {
 		o.model = smolLM2Default()
 	}
 	if _, err := os.Stat(o.model); errors.Is(err, fs.ErrNotExist) {
-		return &usageError{fmt.Sprintf("chat: --model %s: no such file; install SmolLM2-135M-Instruct with scripts/install-smollm2.sh or pass --model FILE", o.model)}
+		return &usageError{fmt.Sprintf("chat: --model %s: no such file; install SmolLM2-135M-Instruct with scripts/install-smollm2.sh or pass --model FILE.gguf or a Hugging Face directory", o.model)}
 	}
 	m, err := loadChatModel(o.model)
 	if err != nil {
@@ -130,30 +132,32 @@ func chatRun(o *chatOptions) error {
 	return sc.Err()
 }
 
-// loadChatModel opens path and builds its decoder, tokenizer and chat template.
+// loadChatModel opens path (a GGUF file or a Hugging Face directory; openModel's checks) and
+// builds its decoder, tokenizer and chat template.
 func loadChatModel(path string) (*chatModel, error) {
-	g, err := modelfile.OpenGGUF(path)
+	// The decoder packs the weights' matrices while the weights are held: two copies at once.
+	src, err := openModel("chat: --model", path, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	tmpl, err := src.tok.ChatTemplate()
 	if err != nil {
 		return nil, &usageError{fmt.Sprintf("chat: --model %s: %v", path, err)}
 	}
-	defer g.Close()
-	tok, err := bpe.FromGGUF(g)
-	if err != nil {
-		return nil, &usageError{fmt.Sprintf("chat: --model %s: %v", path, err)}
-	}
-	tmpl, err := tok.ChatTemplate()
-	if err != nil {
-		return nil, &usageError{fmt.Sprintf("chat: --model %s: %v", path, err)}
-	}
-	end, ok := tok.ID("<|im_end|>")
+	end, ok := src.tok.ID("<|im_end|>")
 	if !ok {
 		return nil, &usageError{fmt.Sprintf("chat: --model %s: its vocabulary has no <|im_end|>, the chat template's end of turn", path)}
 	}
-	llama, err := host.LoadLlamaGGUF(g)
+	c, w, err := src.weights("chat: --model")
+	if err != nil {
+		return nil, err
+	}
+	llama, err := host.NewLlama(c, w)
 	if err != nil {
 		return nil, &usageError{fmt.Sprintf("chat: --model %s: %v", path, err)}
 	}
-	return &chatModel{llama: llama, tok: tok, tmpl: tmpl, end: end}, nil
+	return &chatModel{llama: llama, tok: src.tok, tmpl: tmpl, end: end}, nil
 }
 
 // answer generates the assistant's turn after chat, streaming it to o.out, and returns its text.
