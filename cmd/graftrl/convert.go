@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graftrl/graftrl/modelfile"
 	"github.com/graftrl/graftrl/policy/pretrained"
 	"github.com/graftrl/graftrl/tokens/bpe"
 )
@@ -113,7 +114,7 @@ func convertRun(o *convertOptions) error {
 
 // convertMeta is the GGUF metadata of the output: the source GGUF's, or for a Hugging Face
 // source its name, context length and tokenizer.
-func convertMeta(src *modelSource) ([]pretrained.MetaKV, error) {
+func convertMeta(src *modelSource) ([]modelfile.KV, error) {
 	if src.gguf != nil {
 		return pretrained.GGUFMetadata(src.gguf), nil
 	}

@@ -36,8 +36,8 @@ func tinyLlama() (pretrained.Config, pretrained.Weights) {
 }
 
 // tinyTokenizerMeta is a byte-level BPE vocabulary of 8 tokens, the ChatML specials among them.
-func tinyTokenizerMeta(merges []string) []pretrained.MetaKV {
-	meta := []pretrained.MetaKV{
+func tinyTokenizerMeta(merges []string) []modelfile.KV {
+	meta := []modelfile.KV{
 		{Key: "general.name", Value: "tiny"}, {Key: "llama.context_length", Value: uint32(64)},
 		{Key: "tokenizer.ggml.model", Value: "gpt2"}, {Key: "tokenizer.ggml.pre", Value: "smollm"},
 		{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "ab", "Ġ", "c", "<|im_start|>", "<|im_end|>", "<|endoftext|>"}},
@@ -46,7 +46,7 @@ func tinyTokenizerMeta(merges []string) []pretrained.MetaKV {
 		{Key: "tokenizer.chat_template", Value: chatML},
 	}
 	if merges != nil {
-		meta = append(meta, pretrained.MetaKV{Key: "tokenizer.ggml.merges", Value: merges})
+		meta = append(meta, modelfile.KV{Key: "tokenizer.ggml.merges", Value: merges})
 	}
 	return meta
 }

@@ -115,6 +115,10 @@ func TestCLIEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "graft — Bellman expectation") || !strings.Contains(out, "mode               path") {
 		t.Fatalf("estimators graft exited %d: %s", code, out)
 	}
+	out, _, code = graftrlCmd(t, bin, "convert", "--help")
+	if code != 0 || !strings.Contains(out, "--to") {
+		t.Fatalf("convert --help exited %d: %s", code, out)
+	}
 
 	// Bad input: status 2, before any work, naming what was wrong.
 	for _, tc := range []struct {
@@ -130,6 +134,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		{[]string{"advantages", "--batch", cfg}, "not a graftrl batch file"},
 		{[]string{"estimators", "ppo"}, `unknown estimator "ppo"`},
 		{[]string{"graph", "--batch", batch, "--task", "99"}, "--task must be in 0..1"},
+		{[]string{"convert", "--in", filepath.Join(dir, "missing.gguf"), "--out", filepath.Join(dir, "x")}, "missing.gguf: no such file or directory"},
 		// A remote env's server is first contacted when the run starts; the error still names the file.
 		{[]string{"train", "--config", cfg, "--set", "env=openenv", "--set", "env.url=http://127.0.0.1:1", "--set", "env.connect_retries=0"},
 			"config " + cfg + `: env openenv: reading the server's metadata: Get "http://127.0.0.1:1/metadata"`},

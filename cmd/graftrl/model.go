@@ -81,9 +81,6 @@ func (m *modelSource) openGGUF(copies int) error {
 	if err := pretrained.CheckMemory(m.path, size, copies); err != nil {
 		return err
 	}
-	if merges, err := g.Strings("tokenizer.ggml.merges"); err == nil && len(merges) == 0 {
-		return errors.New("tokenizer.ggml.merges is empty; a byte-level BPE tokenizer needs its merges")
-	}
 	m.tok, err = bpe.FromGGUF(g)
 	return err
 }
@@ -143,9 +140,9 @@ func (m *modelSource) close() {
 
 // tokenizerMeta are the GGUF metadata entries of tok as llama.cpp reads a byte-level BPE
 // tokenizer (the "smollm" pre-tokenizer, which is the only one tokens/bpe implements).
-func tokenizerMeta(tok *bpe.Tokenizer) []pretrained.MetaKV {
+func tokenizerMeta(tok *bpe.Tokenizer) []modelfile.KV {
 	tokens, types, merges := tok.Vocabulary()
-	meta := []pretrained.MetaKV{
+	meta := []modelfile.KV{
 		{Key: "tokenizer.ggml.model", Value: "gpt2"}, {Key: "tokenizer.ggml.pre", Value: "smollm"},
 		{Key: "tokenizer.ggml.tokens", Value: tokens}, {Key: "tokenizer.ggml.token_type", Value: types},
 		{Key: "tokenizer.ggml.merges", Value: merges},
@@ -156,12 +153,12 @@ func tokenizerMeta(tok *bpe.Tokenizer) []pretrained.MetaKV {
 		id  int32
 	}{{"bos_token_id", sp.BOS}, {"eos_token_id", sp.EOS}, {"unknown_token_id", sp.Unk}, {"padding_token_id", sp.Pad}} {
 		if s.id != bpe.NoID {
-			meta = append(meta, pretrained.MetaKV{Key: "tokenizer.ggml." + s.key, Value: uint32(s.id)})
+			meta = append(meta, modelfile.KV{Key: "tokenizer.ggml." + s.key, Value: uint32(s.id)})
 		}
 	}
-	meta = append(meta, pretrained.MetaKV{Key: "tokenizer.ggml.add_bos_token", Value: false})
+	meta = append(meta, modelfile.KV{Key: "tokenizer.ggml.add_bos_token", Value: false})
 	if t := tok.ChatTemplateText(); t != "" {
-		meta = append(meta, pretrained.MetaKV{Key: "tokenizer.chat_template", Value: t})
+		meta = append(meta, modelfile.KV{Key: "tokenizer.chat_template", Value: t})
 	}
 	return meta
 }

@@ -1,13 +1,10 @@
 package pretrained
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,19 +117,12 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// MetaKV is one metadata entry of a GGUF file to write: Value is a modelfile.Value (from a file
-// read), or a Go scalar (uint8 … float64, bool, string) or slice of one.
-type MetaKV struct {
-	Key   string
-	Value any
-}
-
 // GGUFMetadata is every metadata entry of g, in its order, for WriteGGUF.
-func GGUFMetadata(g *modelfile.GGUF) []MetaKV {
-	var out []MetaKV
+func GGUFMetadata(g *modelfile.GGUF) []modelfile.KV {
+	var out []modelfile.KV
 	for _, k := range g.Keys() {
 		v, _ := g.Value(k)
-		out = append(out, MetaKV{k, v})
+		out = append(out, modelfile.KV{Key: k, Value: v})
 	}
 	return out
 }
@@ -155,16 +145,17 @@ func HFConfigExtras(g *modelfile.GGUF) map[string]any {
 
 // ggufArchKeys are the metadata entries WriteGGUF writes from the config, replacing the
 // source's: llama.cpp's names and types for a llama.
-func ggufArchKeys(c Config) []MetaKV {
-	return []MetaKV{
-		{"general.architecture", "llama"},
-		{"llama.block_count", uint32(c.Layers)}, {"llama.embedding_length", uint32(c.DModel)},
-		{"llama.feed_forward_length", uint32(c.Hidden)}, {"llama.attention.head_count", uint32(c.Heads)},
-		{"llama.attention.head_count_kv", uint32(c.KVHeads)}, {"llama.rope.freq_base", float32(c.RopeBase)},
-		{"llama.attention.layer_norm_rms_epsilon", float32(c.NormEps)},
-		{"llama.rope.dimension_count", uint32(c.HeadDim)}, {"llama.vocab_size", uint32(c.Vocab)},
+func ggufArchKeys(c Config) []modelfile.KV {
+	kv := func(key string, v any) modelfile.KV { return modelfile.KV{Key: key, Value: v} }
+	return []modelfile.KV{
+		kv("general.architecture", "llama"),
+		kv("llama.block_count", uint32(c.Layers)), kv("llama.embedding_length", uint32(c.DModel)),
+		kv("llama.feed_forward_length", uint32(c.Hidden)), kv("llama.attention.head_count", uint32(c.Heads)),
+		kv("llama.attention.head_count_kv", uint32(c.KVHeads)), kv("llama.rope.freq_base", float32(c.RopeBase)),
+		kv("llama.attention.layer_norm_rms_epsilon", float32(c.NormEps)),
+		kv("llama.rope.dimension_count", uint32(c.HeadDim)), kv("llama.vocab_size", uint32(c.Vocab)),
 		// LLAMA_FTYPE_ALL_F32: every tensor is written as F32.
-		{"general.file_type", uint32(0)},
+		kv("general.file_type", uint32(0)),
 	}
 }
 
@@ -173,293 +164,41 @@ func ggufArchKeys(c Config) []MetaKV {
 // the architecture's (general.architecture, llama.block_count, …, general.file_type 0) written
 // from c in place of the source's, or after them where it has none. q and k stay in GGUF's
 // RoPE order, as Weights holds them; the output layer is the token embedding (no output.weight).
-func WriteGGUF(path string, c Config, w Weights, meta []MetaKV) error {
+// The source's general.alignment, when it has one, is kept, and the data aligned to it.
+func WriteGGUF(path string, c Config, w Weights, meta []modelfile.KV) error {
 	if err := checkWeights(c, w); err != nil {
 		return err
 	}
 	kvs := slices.Clone(meta)
 	for _, a := range ggufArchKeys(c) {
-		i := slices.IndexFunc(kvs, func(m MetaKV) bool { return m.Key == a.Key })
+		i := slices.IndexFunc(kvs, func(m modelfile.KV) bool { return m.Key == a.Key })
 		if i >= 0 {
 			kvs[i] = a
 		} else {
 			kvs = append(kvs, a)
 		}
 	}
-	align := int64(modelfile.DefaultAlignment)
-	for _, m := range kvs {
-		if m.Key == "general.alignment" {
-			if v, ok := plainValue(m.Value).(uint32); ok && v > 0 && v&(v-1) == 0 {
-				align = int64(v)
-			}
-		}
-	}
-	return writeFile(path, func(f io.Writer) error { return encodeGGUF(f, kvs, ggufExport(c, w), align) })
+	return writeFile(path, func(f io.Writer) error { return modelfile.WriteGGUF(f, kvs, ggufExport(c, w)) })
 }
 
-// ggufTensor is a float32 tensor to write, with its dims in ggml's order (the row length first).
-type ggufTensor struct {
-	name string
-	dims []int64
-	data []float32
-}
-
-func ggufExport(c Config, w Weights) []ggufTensor {
+// ggufExport lists w's tensors in llama.cpp's names and order, dims in ggml's order (the row
+// length first).
+func ggufExport(c Config, w Weights) []modelfile.GGUFTensor {
 	d, f, q, k := int64(c.DModel), int64(c.Hidden), int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim)
-	ts := []ggufTensor{{"token_embd.weight", []int64{d, int64(c.Vocab)}, w.TokenEmbd}}
+	t := func(name string, data []float32, dims ...int64) modelfile.GGUFTensor {
+		return modelfile.GGUFTensor{Name: name, Dims: dims, Data: data}
+	}
+	ts := []modelfile.GGUFTensor{t("token_embd.weight", w.TokenEmbd, d, int64(c.Vocab))}
 	for l, L := range w.Layers {
 		p := "blk." + strconv.Itoa(l) + "."
 		ts = append(ts,
-			ggufTensor{p + "attn_norm.weight", []int64{d}, L.AttnNorm}, ggufTensor{p + "attn_q.weight", []int64{d, q}, L.Q},
-			ggufTensor{p + "attn_k.weight", []int64{d, k}, L.K}, ggufTensor{p + "attn_v.weight", []int64{d, k}, L.V},
-			ggufTensor{p + "attn_output.weight", []int64{q, d}, L.O}, ggufTensor{p + "ffn_norm.weight", []int64{d}, L.FFNNorm},
-			ggufTensor{p + "ffn_gate.weight", []int64{d, f}, L.Gate}, ggufTensor{p + "ffn_up.weight", []int64{d, f}, L.Up},
-			ggufTensor{p + "ffn_down.weight", []int64{f, d}, L.Down})
+			t(p+"attn_norm.weight", L.AttnNorm, d), t(p+"attn_q.weight", L.Q, d, q),
+			t(p+"attn_k.weight", L.K, d, k), t(p+"attn_v.weight", L.V, d, k),
+			t(p+"attn_output.weight", L.O, q, d), t(p+"ffn_norm.weight", L.FFNNorm, d),
+			t(p+"ffn_gate.weight", L.Gate, d, f), t(p+"ffn_up.weight", L.Up, d, f),
+			t(p+"ffn_down.weight", L.Down, f, d))
 	}
-	return append(ts, ggufTensor{"output_norm.weight", []int64{d}, w.OutputNorm})
-}
-
-// ggufWriter writes GGUF's little-endian fields.
-type ggufWriter struct {
-	w   *bufio.Writer
-	n   int64
-	err error
-}
-
-func (e *ggufWriter) bytes(b []byte) {
-	if e.err == nil {
-		var n int
-		n, e.err = e.w.Write(b)
-		e.n += int64(n)
-	}
-}
-func (e *ggufWriter) u32(v uint32) { e.bytes(binary.LittleEndian.AppendUint32(nil, v)) }
-func (e *ggufWriter) u64(v uint64) { e.bytes(binary.LittleEndian.AppendUint64(nil, v)) }
-func (e *ggufWriter) str(s string) { e.u64(uint64(len(s))); e.bytes([]byte(s)) }
-func (e *ggufWriter) pad(align int64) {
-	e.bytes(make([]byte, (align-e.n%align)%align))
-}
-
-// encodeGGUF writes the header, metadata, tensor directory and F32 data, each tensor's data at
-// a multiple of align from the data section's start.
-func encodeGGUF(w io.Writer, kvs []MetaKV, tensors []ggufTensor, align int64) error {
-	e := &ggufWriter{w: bufio.NewWriterSize(w, 1<<16)}
-	e.bytes([]byte("GGUF"))
-	e.u32(3)
-	e.u64(uint64(len(tensors)))
-	e.u64(uint64(len(kvs)))
-	for _, m := range kvs {
-		e.str(m.Key)
-		if err := e.value(m.Value); err != nil {
-			return fmt.Errorf("metadata key %q: %w", m.Key, err)
-		}
-	}
-	var off int64
-	for _, t := range tensors {
-		e.str(t.name)
-		e.u32(uint32(len(t.dims)))
-		for _, d := range t.dims {
-			e.u64(uint64(d))
-		}
-		e.u32(uint32(modelfile.F32))
-		e.u64(uint64(off))
-		off += (4*int64(len(t.data)) + align - 1) / align * align
-	}
-	e.pad(align)
-	buf := make([]byte, 0, 1<<16)
-	for _, t := range tensors {
-		for i, v := range t.data {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-			if len(buf) == cap(buf) || i == len(t.data)-1 {
-				e.bytes(buf)
-				buf = buf[:0]
-			}
-		}
-		e.pad(align)
-	}
-	if e.err != nil {
-		return e.err
-	}
-	return e.w.Flush()
-}
-
-// plainValue is v's Go value: a modelfile.Value's Any, else v.
-func plainValue(v any) any {
-	if mv, ok := v.(modelfile.Value); ok {
-		return mv.Any()
-	}
-	return v
-}
-
-// value writes a metadata value's type and payload.
-func (e *ggufWriter) value(v any) error {
-	if mv, ok := v.(modelfile.Value); ok {
-		e.u32(uint32(mv.Type()))
-		return e.payload(mv.Type(), mv.ElemType(), mv.Any())
-	}
-	typ, elem, ok := goType(v)
-	if !ok {
-		return fmt.Errorf("a Go value of type %T has no GGUF type", v)
-	}
-	e.u32(uint32(typ))
-	return e.payload(typ, elem, v)
-}
-
-// goType is the GGUF type of a Go scalar or slice (and its elements' type).
-func goType(v any) (typ, elem modelfile.ValueType, ok bool) {
-	scalar := func(v any) (modelfile.ValueType, bool) {
-		switch v.(type) {
-		case uint8:
-			return modelfile.TypeUint8, true
-		case int8:
-			return modelfile.TypeInt8, true
-		case uint16:
-			return modelfile.TypeUint16, true
-		case int16:
-			return modelfile.TypeInt16, true
-		case uint32:
-			return modelfile.TypeUint32, true
-		case int32:
-			return modelfile.TypeInt32, true
-		case float32:
-			return modelfile.TypeFloat32, true
-		case bool:
-			return modelfile.TypeBool, true
-		case string:
-			return modelfile.TypeString, true
-		case uint64:
-			return modelfile.TypeUint64, true
-		case int64:
-			return modelfile.TypeInt64, true
-		case float64:
-			return modelfile.TypeFloat64, true
-		}
-		return 0, false
-	}
-	if t, ok := scalar(v); ok {
-		return t, t, true
-	}
-	var first any
-	switch v.(type) {
-	case []uint8:
-		first = uint8(0)
-	case []int8:
-		first = int8(0)
-	case []uint16:
-		first = uint16(0)
-	case []int16:
-		first = int16(0)
-	case []uint32:
-		first = uint32(0)
-	case []int32:
-		first = int32(0)
-	case []float32:
-		first = float32(0)
-	case []bool:
-		first = false
-	case []string:
-		first = ""
-	case []uint64:
-		first = uint64(0)
-	case []int64:
-		first = int64(0)
-	case []float64:
-		first = float64(0)
-	default:
-		return 0, 0, false
-	}
-	t, _ := scalar(first)
-	return modelfile.TypeArray, t, true
-}
-
-// payload writes a value of type typ (elements of type elem for an array) without its type.
-func (e *ggufWriter) payload(typ, elem modelfile.ValueType, v any) error {
-	le := binary.LittleEndian
-	switch x := v.(type) {
-	case uint8:
-		e.bytes([]byte{x})
-	case int8:
-		e.bytes([]byte{byte(x)})
-	case uint16:
-		e.bytes(le.AppendUint16(nil, x))
-	case int16:
-		e.bytes(le.AppendUint16(nil, uint16(x)))
-	case uint32:
-		e.u32(x)
-	case int32:
-		e.u32(uint32(x))
-	case float32:
-		e.u32(math.Float32bits(x))
-	case bool:
-		b := byte(0)
-		if x {
-			b = 1
-		}
-		e.bytes([]byte{b})
-	case string:
-		e.str(x)
-	case uint64:
-		e.u64(x)
-	case int64:
-		e.u64(uint64(x))
-	case float64:
-		e.u64(math.Float64bits(x))
-	case []modelfile.Value: // an array of arrays
-		e.u32(uint32(elem))
-		e.u64(uint64(len(x)))
-		for _, a := range x {
-			if err := e.payload(a.Type(), a.ElemType(), a.Any()); err != nil {
-				return err
-			}
-		}
-	default:
-		if typ != modelfile.TypeArray {
-			return fmt.Errorf("a Go value of type %T is not a GGUF %s", v, typ)
-		}
-		return e.array(elem, v)
-	}
-	return e.err
-}
-
-// array writes a slice of scalars: the element type, the count, the elements.
-func (e *ggufWriter) array(elem modelfile.ValueType, v any) error {
-	write := func(n int, at func(int) any) error {
-		e.u32(uint32(elem))
-		e.u64(uint64(n))
-		for i := range n {
-			if err := e.payload(elem, elem, at(i)); err != nil {
-				return err
-			}
-		}
-		return e.err
-	}
-	switch s := v.(type) {
-	case []uint8:
-		return write(len(s), func(i int) any { return s[i] })
-	case []int8:
-		return write(len(s), func(i int) any { return s[i] })
-	case []uint16:
-		return write(len(s), func(i int) any { return s[i] })
-	case []int16:
-		return write(len(s), func(i int) any { return s[i] })
-	case []uint32:
-		return write(len(s), func(i int) any { return s[i] })
-	case []int32:
-		return write(len(s), func(i int) any { return s[i] })
-	case []float32:
-		return write(len(s), func(i int) any { return s[i] })
-	case []bool:
-		return write(len(s), func(i int) any { return s[i] })
-	case []string:
-		return write(len(s), func(i int) any { return s[i] })
-	case []uint64:
-		return write(len(s), func(i int) any { return s[i] })
-	case []int64:
-		return write(len(s), func(i int) any { return s[i] })
-	case []float64:
-		return write(len(s), func(i int) any { return s[i] })
-	}
-	return fmt.Errorf("a Go value of type %T is not a GGUF array", v)
+	return append(ts, t("output_norm.weight", w.OutputNorm, d))
 }
 
 // HFConfigExtrasOf are the keys of dir/config.json beside the architecture that WriteHF should
@@ -481,7 +220,7 @@ func HFConfigExtrasOf(dir string) (map[string]any, error) {
 // HFGGUFMetadata are the GGUF metadata entries a Hugging Face directory gives beside its
 // architecture and tokenizer: general.name (the directory's name) and llama.context_length
 // (max_position_embeddings, or LlamaConfig's default of 2048), which llama.cpp requires.
-func HFGGUFMetadata(dir string) ([]MetaKV, error) {
+func HFGGUFMetadata(dir string) ([]modelfile.KV, error) {
 	m, err := readHFConfigMap(dir)
 	if err != nil {
 		return nil, err
@@ -491,8 +230,8 @@ func HFGGUFMetadata(dir string) ([]MetaKV, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, HFConfigFile), err)
 	}
 	name, _ := filepath.Abs(dir)
-	return []MetaKV{
-		{"general.architecture", "llama"}, {"general.type", "model"}, {"general.name", filepath.Base(name)},
-		{"llama.context_length", uint32(ctx)},
+	return []modelfile.KV{
+		{Key: "general.architecture", Value: "llama"}, {Key: "general.type", Value: "model"},
+		{Key: "general.name", Value: filepath.Base(name)}, {Key: "llama.context_length", Value: uint32(ctx)},
 	}, nil
 }

@@ -4,28 +4,29 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/modelfile"
 )
 
 // tinyMeta is a source file's metadata: a stale architecture value that WriteGGUF must replace,
-// a tokenizer-like array, a nested array, and general.alignment.
-var tinyMeta = []MetaKV{
-	{"general.architecture", "llama"},
-	{"general.name", "tiny"},
-	{"general.alignment", uint32(64)},
-	{"llama.block_count", uint32(99)},
-	{"llama.context_length", uint32(128)},
-	{"general.file_type", uint32(3)},
-	{"tokenizer.ggml.tokens", []string{"a", "b", "<|im_end|>"}},
-	{"tokenizer.ggml.token_type", []int32{1, 1, 3}},
-	{"tokenizer.ggml.scores", []float32{0.5, -1, 0}},
-	{"tokenizer.ggml.add_bos_token", false},
-	{"tokenizer.ggml.bos_token_id", uint32(1)},
-	{"x.i64", int64(-5)},
-	{"x.f64", 0.25},
-	{"x.u8s", []uint8{1, 2, 3}},
+// tokenizer-like arrays, values of several other types, and general.alignment.
+var tinyMeta = []modelfile.KV{
+	{Key: "general.architecture", Value: "llama"},
+	{Key: "general.name", Value: "tiny"},
+	{Key: "general.alignment", Value: uint32(64)},
+	{Key: "llama.block_count", Value: uint32(99)},
+	{Key: "llama.context_length", Value: uint32(128)},
+	{Key: "general.file_type", Value: uint32(3)},
+	{Key: "tokenizer.ggml.tokens", Value: []string{"a", "b", "<|im_end|>"}},
+	{Key: "tokenizer.ggml.token_type", Value: []int32{1, 1, 3}},
+	{Key: "tokenizer.ggml.scores", Value: []float32{0.5, -1, 0}},
+	{Key: "tokenizer.ggml.add_bos_token", Value: false},
+	{Key: "tokenizer.ggml.bos_token_id", Value: uint32(1)},
+	{Key: "x.i64", Value: int64(-5)},
+	{Key: "x.f64", Value: 0.25},
+	{Key: "x.u8s", Value: []uint8{1, 2, 3}},
 }
 
 // TestGGUFRoundTrip: a tiny model written as an F32 GGUF reads back bit for bit through FromGGUF,
@@ -137,6 +138,15 @@ func TestWriteRefusesMismatch(t *testing.T) {
 	}
 	if err := WriteHF(t.TempDir(), c, w, nil, map[string][]byte{"../x": nil}); err == nil {
 		t.Error("an extra file outside the directory was accepted")
+	}
+	// A general.alignment the reader refuses is refused, and no file is left.
+	dir := t.TempDir()
+	bad := []modelfile.KV{{Key: "general.alignment", Value: uint32(48)}}
+	if err := WriteGGUF(filepath.Join(dir, "x.gguf"), c, w, bad); err == nil || !strings.Contains(err.Error(), "general.alignment is 48") {
+		t.Errorf("general.alignment 48: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a refused GGUF left %v", left)
 	}
 }
 

@@ -1,13 +1,15 @@
 package bpe
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/graftrl/graftrl/modelfile"
 )
 
 // FromGGUF builds the tokenizer a GGUF file describes. It accepts only what this package
-// implements: tokenizer.ggml.model "gpt2" (byte-level BPE) with tokenizer.ggml.pre "smollm".
+// implements: tokenizer.ggml.model "gpt2" (byte-level BPE) with tokenizer.ggml.pre "smollm", and
+// tokenizer.ggml.merges not empty.
 // The chat template (tokenizer.chat_template), when the file has one, is kept for RenderChat.
 func FromGGUF(g *modelfile.GGUF) (*Tokenizer, error) {
 	for key, want := range map[string]string{"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "smollm"} {
@@ -26,6 +28,11 @@ func FromGGUF(g *modelfile.GGUF) (*Tokenizer, error) {
 	merges, err := g.Strings("tokenizer.ggml.merges")
 	if err != nil {
 		return nil, fmt.Errorf("bpe: %w", err)
+	}
+	// New accepts an empty list (a vocabulary of single symbols); a byte-level BPE model without
+	// merges is a broken file, whose text would be encoded one byte per token.
+	if len(merges) == 0 {
+		return nil, errors.New("bpe: tokenizer.ggml.merges is empty; a byte-level BPE tokenizer needs its merges")
 	}
 	types, err := g.Int32s("tokenizer.ggml.token_type")
 	if err != nil {
