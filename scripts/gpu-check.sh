@@ -21,16 +21,25 @@
 #
 # The checks, each under $GPU_CHECK_LIMIT seconds (150), with its output in $OUT (default: a
 # temporary folder; stderr beside each in FILE.stderr):
-#   conformance.txt   policy's XLA conformance tests against go, on xla:cuda (GRAFTRL_XLA_BACKEND)
+#   conformance.txt   policy's XLA conformance tests against go, on xla:cuda (GRAFTRL_XLA_BACKEND),
+#                     the Llama's apart (lm-logits.txt)
 #   quickstart.txt    configs/quickstart.yaml on --backend xla:cuda, $GPU_CHECK_ITERATIONS (3) iterations
 #   bench-dN.txt      graftrl bench --backend xla:cuda at d64 (T64), d128 (T128) and d256 (T256):
 #                     the train step at B16 and B64 and sampling at batch 16, with the host
 #                     decoder and with the backend's graph KV decoder (weights kept on the device)
 #   env-NAME.txt      a 2-iteration run of every shipped env config (configs/envs/*.yaml)
+#   lm-logits.txt     the Llama policy on the backend against policy/host's (TestXLACPULlama: a
+#                     tiny Llama within 1e-5, and SmolLM2-135M-Instruct's logits within 1e-3 when
+#                     the model file is here: $GPU_CHECK_MODEL, else where
+#                     scripts/install-smollm2.sh puts it; copy it there first, the GPU machine
+#                     may have no package index)
+#   lm-bench.txt      graftrl bench --model on the backend, when the model file is here (else
+#                     skipped, not failed): host prefill and decode, the graph decoder at batch 1
+#                     and 16, and the train step at T64×B8
 #   summary.txt       one line per step: status, seconds, the step's figure; printed as a table
 #                     at the end; also setup.txt, nvidia-smi.txt
 # $GPU_CHECK_BIN replaces bin/gpu-check; $GPU_CHECK_STEPS runs some of the steps only
-# (conformance quickstart bench envs). $GPU_CHECK_BACKEND (default xla:cuda) runs the same checks
+# (conformance quickstart bench envs lm). $GPU_CHECK_BACKEND (default xla:cuda) runs the same checks
 # on another backend, e.g. xla:cpu, to try the script on a machine without a GPU (the plugin
 # search and the GPU check are then skipped).
 # Exit status: 0 when every step passed, 1 when one failed or no GPU is here (without --dry-run),
@@ -42,12 +51,13 @@ ROOT=$PWD
 BIN=${GPU_CHECK_BIN:-$ROOT/bin/gpu-check}
 ITERATIONS=${GPU_CHECK_ITERATIONS:-3}
 LIMIT=${GPU_CHECK_LIMIT:-150} # seconds per step
-STEPS=${GPU_CHECK_STEPS:-conformance quickstart bench envs}
+STEPS=${GPU_CHECK_STEPS:-conformance quickstart bench envs lm}
+MODEL=${GPU_CHECK_MODEL:-${XDG_CACHE_HOME:-$HOME/.cache}/graftrl/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 BACKEND=${GPU_CHECK_BACKEND:-xla:cuda}
 for s in $STEPS; do
   case $s in
-    conformance | quickstart | bench | envs) ;;
-    *) echo "gpu-check: GPU_CHECK_STEPS: unknown step $s (allowed: conformance, quickstart, bench, envs)" >&2; exit 2 ;;
+    conformance | quickstart | bench | envs | lm) ;;
+    *) echo "gpu-check: GPU_CHECK_STEPS: unknown step $s (allowed: conformance, quickstart, bench, envs, lm)" >&2; exit 2 ;;
   esac
 done
 CUDA=0
@@ -169,6 +179,9 @@ log "conformance tests: $tests"
 ENVS=$(ls configs/envs/*.yaml 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.yaml$//' | paste -sd' ')
 [[ -n $ENVS ]] || fail "configs/envs/*.yaml: no env config"
 log "${WOULD}run on $BACKEND: $STEPS (bench at d64, d128, d256; envs: $ENVS, 2 iterations each), each under $LIMIT s"
+if [[ " $STEPS " == *" lm "* ]]; then
+  if [[ -f $MODEL ]]; then log "lm: the model is $MODEL"; else log "lm: no model at $MODEL: the lm step will be skipped"; fi
+fi
 
 if ((DRY)); then
   if ((GPU)); then
@@ -217,10 +230,12 @@ fig_bench() {
     /host inference path/{m="host"} /graph decoder/{m="graph"}
     /^  batch 16 /{printf "sample B16 %s %s tok/s; ", m, $5}' "$1"
 }
+fig_lm() { awk '/graph KV decoder/{g=1} /^  decode batch 16 /{printf "%s B16 %s tok/s; ", g ? "graph" : "host", $8}
+  /^  T[0-9]+×B[0-9]+ /{printf "train %s %s ms", $1, $2}' "$1"; }
 for s in $STEPS; do
   case $s in
     conformance) step conformance "$OUT/conformance.txt" fig_tests \
-      env GRAFTRL_XLA_BACKEND="$BACKEND" bash -c 'cd policy && exec "$0" -test.run "^TestXLACPU" -test.v -test.count=1' "$BIN/policy.test" ;;
+      env GRAFTRL_XLA_BACKEND="$BACKEND" bash -c 'cd policy && exec "$0" -test.run "^TestXLACPU" -test.skip "^TestXLACPULlama" -test.v -test.count=1' "$BIN/policy.test" ;;
     quickstart) step quickstart "$OUT/quickstart.txt" fig_train \
       "$BIN/graftrl" train --config configs/quickstart.yaml --backend "$BACKEND" --iterations "$ITERATIONS" --out-dir "$OUT/runs" --name gpu-quickstart ;;
     bench)
@@ -233,6 +248,23 @@ for s in $STEPS; do
         step "env $e" "$OUT/env-$e.txt" fig_train "$BIN/graftrl" train --config "configs/envs/$e.yaml" --backend "$BACKEND" \
           --iterations 2 --out-dir "$OUT/runs" --name "gpu-env-$e"
       done ;;
+    lm)
+      # The tiny Llama's conformance needs no model file; SmolLM2's logits and the bench do.
+      lm_env=(GRAFTRL_XLA_BACKEND="$BACKEND")
+      if [[ -f $MODEL ]]; then
+        # The test finds the model where the installer puts it, under $XDG_CACHE_HOME.
+        mkdir -p "$OUT/cache/graftrl/models" && ln -sfn "$(realpath "$MODEL")" "$OUT/cache/graftrl/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+        lm_env+=(GRAFTRL_SMOLLM2=1 XDG_CACHE_HOME="$OUT/cache")
+      fi
+      step "lm logits" "$OUT/lm-logits.txt" fig_tests env "${lm_env[@]}" \
+        bash -c 'cd policy && exec "$0" -test.run "^TestXLACPULlama" -test.v -test.count=1' "$BIN/policy.test"
+      if [[ ! -f $MODEL ]]; then
+        log "lm bench: no model at $MODEL (set GPU_CHECK_MODEL or run scripts/install-smollm2.sh): skipped"
+        printf '%s\t%s\t%s\t%s\n' "lm bench" skipped "0 s" "no model file" >>"$OUT/summary.txt"
+        continue
+      fi
+      step "lm bench" "$OUT/lm-bench.txt" fig_lm "$BIN/graftrl" bench --model "$MODEL" --backend "$BACKEND" \
+        --graph-sampling --sample-batches 1,16 --decode-len 32 --batch 8 --len 64 --reps 3 ;;
   esac
 done
 log "summary ($BACKEND; outputs in $OUT):"
