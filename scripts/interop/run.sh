@@ -61,6 +61,22 @@ echo "== interop: tokens/bpe's ids and chat renderings are transformers' (SmolLM
 py_tok=$(venv tokenizer scripts/interop/requirements-tokenizer.txt)
 "$py_tok" scripts/interop/tokenizer_reference.py --check || status=1
 
+# policy/host's SmolLM2 against transformers (float32, 1e-3) and, when GRAFTRL_INTEROP_LLAMACPP=1,
+# llama.cpp (off by default: pip builds llama.cpp from source, about 4 minutes of both cores of a
+# fresh CI machine for a check of 30 s; see scripts/interop/requirements-llamacpp.txt).
+echo "== interop: policy/host's SmolLM2 against transformers: logits of 20 chats, greedy continuations, ids"
+lm_start=$SECONDS
+py_lm=$(venv lm scripts/interop/requirements-lm.txt)
+GRAFTRL_INTEROP_OUT="$out" GRAFTRL_SMOLLM2=1 go test ./policy/host -run '^TestInteropSmolLM2Export$' -count=1
+"$py_lm" scripts/interop/llama_transformers_check.py "$out/smollm2_llama.json" || status=1
+if [ "${GRAFTRL_INTEROP_LLAMACPP:-}" = 1 ]; then
+  echo "== interop: policy/host's SmolLM2 against llama.cpp (the Q4_1 file, and an F32 copy of it)"
+  py_cpp=$(CMAKE_ARGS="-DGGML_CUDA=OFF -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF" venv llamacpp scripts/interop/requirements-llamacpp.txt)
+  "$py_lm" scripts/bench/lm_f32_gguf.py "$(scripts/install-smollm2.sh --path)" "$out/smollm2-f32.gguf"
+  "$py_cpp" scripts/interop/llama_cpp_check.py "$out/smollm2_llama.json" "$out/smollm2-f32.gguf" || status=1
+fi
+echo "interop: SmolLM2 checks $((SECONDS - lm_start)) s"
+
 echo "== interop: GRPO normalisation (std: sample = numpy std(ddof=1) = torch.std)"
 GRAFTRL_INTEROP_OUT="$out" go test ./grpo -run '^TestInteropGRPOExport$' -count=1
 "$py" scripts/interop/grpo_check.py "$out/grpo_groups.json" || status=1
