@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Interop checks: graftrl's statistics against rliable, its paired statistics against scipy and
-# statsmodels, its GRPO normalisation against numpy's
+# Interop checks: SmolLM2's file, tokenizer and logits against gguf, transformers and numpy (and
+# llama.cpp with GRAFTRL_INTEROP_LLAMACPP=1; docs/lm.md), graftrl's statistics against rliable,
+# its paired statistics against scipy and statsmodels, its GRPO normalisation against numpy's
 # std (torch.std's semantics), its frozenlake against gymnasium's FrozenLake-v1, and OpenEnv both
 # ways (README: Interop). Creates virtual environments with the
 # pinned packages of requirements.txt and requirements-openenv.txt (kept under ~/.cache/graftrl,
