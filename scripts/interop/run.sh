@@ -70,6 +70,10 @@ lm_start=$SECONDS
 py_lm=$(venv lm scripts/interop/requirements-lm.txt)
 GRAFTRL_INTEROP_OUT="$out" GRAFTRL_SMOLLM2=1 go test ./policy/host -run '^TestInteropSmolLM2Export$' -count=1
 "$py_lm" scripts/interop/llama_transformers_check.py "$out/smollm2_llama.json" || status=1
+echo "== interop: transformers loads the Hugging Face directory graftrl convert writes from the GGUF"
+go run ./cmd/graftrl convert --in "$(scripts/install-smollm2.sh --path)" --out "$out/smollm2-hf"
+"$py_lm" scripts/interop/hf_export_check.py "$out/smollm2-hf" || status=1
+rm -rf "$out/smollm2-hf"
 if [ "${GRAFTRL_INTEROP_LLAMACPP:-}" = 1 ]; then
   echo "== interop: policy/host's SmolLM2 against llama.cpp (the Q4_1 file, and an F32 copy of it)"
   py_cpp=$(CMAKE_ARGS="-DGGML_CUDA=OFF -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF" venv llamacpp scripts/interop/requirements-llamacpp.txt)
