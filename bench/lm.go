@@ -108,8 +108,8 @@ func (o LMOptions) Validate() error {
 
 // RunLM loads the model and times, on the host inference path (policy/host), the prefill of a
 // PromptLen-token prompt and the KV-cached decoding of DecodeLen tokens after it at each batch
-// size. The host decoder runs one sequence at a time, its products split across the worker
-// pool, so a batch of b sequences steps b decoders in turn each position. Then, on the GoMLX
+// size. A batch of b sequences is decoded by one host.LlamaBatchDecoder, so each position's
+// products read the weights once for all b rows. Then, on the GoMLX
 // backend, the graph decoder (GraphSampling) and the train step (TrainRows > 0).
 func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 	if err := o.Validate(); err != nil {
@@ -149,10 +149,11 @@ func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 	r.Prefill.GFLOPs = llamaSpanFLOPs(r.Config, 0, o.PromptLen) / (r.Prefill.Ms / 1e3) / 1e9
 	for _, b := range o.Batches {
 		o.logf("decoding %d tokens at batch %d …", o.DecodeLen, b)
-		ds, next := make([]*host.LlamaDecoder, b), make([]int32, b)
+		var d *host.LlamaBatchDecoder
+		next := make([]int32, b)
 		res, err := timeLM(ctx, o, b, b*o.DecodeLen,
-			func() error { return prefillRows(m, ds, next, prompt) },
-			func() error { return decodeRows(ds, next, o.DecodeLen) })
+			func() error { d = m.NewBatchDecoder(b); return prefillRows(d, next, prompt) },
+			func() error { return decodeRows(d, next, o.DecodeLen) })
 		if err != nil {
 			return nil, err
 		}
@@ -247,11 +248,10 @@ func graphSpan(d *policy.Decoder, prompt, tok, pos []int32, start, n int) error 
 	return nil
 }
 
-// prefillRows gives every row of ds a fresh decoder holding prompt, and its greedy next token.
-func prefillRows(m *host.Llama, ds []*host.LlamaDecoder, next []int32, prompt []int32) error {
-	for i := range ds {
-		ds[i] = m.NewDecoder()
-		logits, err := ds[i].Prefill(prompt)
+// prefillRows fills every row of d with prompt and sets its greedy next token.
+func prefillRows(d *host.LlamaBatchDecoder, next []int32, prompt []int32) error {
+	for i := range next {
+		logits, err := d.Prefill(i, prompt)
 		if err != nil {
 			return err
 		}
@@ -260,16 +260,16 @@ func prefillRows(m *host.Llama, ds []*host.LlamaDecoder, next []int32, prompt []
 	return nil
 }
 
-// decodeRows decodes n tokens for every row, the rows stepped in turn at each position, each fed
-// its own greedy choice.
-func decodeRows(ds []*host.LlamaDecoder, next []int32, n int) error {
+// decodeRows decodes n tokens for every row, all rows in one step a position, each fed its own
+// greedy choice.
+func decodeRows(d *host.LlamaBatchDecoder, next []int32, n int) error {
 	for range n {
-		for i, d := range ds {
-			logits, err := d.Step(next[i])
-			if err != nil {
-				return err
-			}
-			next[i] = argmax(logits)
+		logits, err := d.Step(next)
+		if err != nil {
+			return err
+		}
+		for i, l := range logits {
+			next[i] = argmax(l)
 		}
 	}
 	return nil

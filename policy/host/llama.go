@@ -199,13 +199,7 @@ func (d *LlamaDecoder) run(tokens []int32, all bool) ([][]float32, error) {
 		L.o.mul(x, D, att, m.qd, n, m.zeros, kernels.EpiAdd)
 		rmsNormRows(xn, x, n, D, L.ffnNorm, c.NormEps)
 		L.gateUp.mul(gu, 2*c.Hidden, xn, D, n, m.zeros, kernels.EpiStore)
-		for r := range n {
-			g := gu[r*2*c.Hidden : (r*2+1)*c.Hidden]
-			u := gu[(r*2+1)*c.Hidden : (r*2+2)*c.Hidden]
-			for i, gi := range g {
-				g[i] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[i]
-			}
-		}
+		swiGLURows(gu, n, c.Hidden)
 		L.down.mul(x, D, gu, 2*c.Hidden, n, m.zeros, kernels.EpiAdd)
 	}
 	d.n += n
@@ -252,28 +246,46 @@ func (d *LlamaDecoder) attend(l int, qkv []float32, w int, att []float32, n, p0 
 		kv := (h / group) * hd
 		s := make([]float32, p0+n)
 		for r := range n {
-			q := qkv[r*w+h*hd : r*w+(h+1)*hd]
-			t := p0 + r + 1 // causal: positions 0..p0+r
-			for j := range t {
-				k := keys[j*m.kd+kv : j*m.kd+kv+hd]
-				var dot float32
-				for i, qi := range q {
-					dot += qi * k[i]
-				}
-				s[j] = dot * scale
-			}
-			inv := softmaxUnnorm(m.exp, s[:t])
-			o := att[r*m.qd+h*hd : r*m.qd+(h+1)*hd]
-			clear(o)
-			for j := range t {
-				p := s[j] * inv
-				v := vals[j*m.kd+kv : j*m.kd+kv+hd]
-				for i, vi := range v {
-					o[i] += p * vi
-				}
-			}
+			// causal: positions 0..p0+r
+			m.attendQuery(att[r*m.qd+h*hd:r*m.qd+(h+1)*hd], qkv[r*w+h*hd:r*w+(h+1)*hd], keys, vals, kv, p0+r+1, scale, s)
 		}
 	})
+}
+
+// attendQuery writes into o the attention of one head's query q over the first t positions of
+// a layer's cache (keys and vals: rows of the key width, this head's slice at offset kv), with
+// s (at least t values) as scratch for the scores.
+func (m *Llama) attendQuery(o, q, keys, vals []float32, kv, t int, scale float32, s []float32) {
+	hd := len(q)
+	for j := range t {
+		k := keys[j*m.kd+kv : j*m.kd+kv+hd]
+		var dot float32
+		for i, qi := range q {
+			dot += qi * k[i]
+		}
+		s[j] = dot * scale
+	}
+	inv := softmaxUnnorm(m.exp, s[:t])
+	clear(o)
+	for j := range t {
+		p := s[j] * inv
+		v := vals[j*m.kd+kv : j*m.kd+kv+hd]
+		for i, vi := range v {
+			o[i] += p * vi
+		}
+	}
+}
+
+// swiGLURows replaces each of n rows' gate half of gu (rows of gate | up, each hidden wide) with
+// silu(gate)·up.
+func swiGLURows(gu []float32, n, hidden int) {
+	for r := range n {
+		g := gu[r*2*hidden : (r*2+1)*hidden]
+		u := gu[(r*2+1)*hidden : (r*2+2)*hidden]
+		for i, gi := range g {
+			g[i] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[i]
+		}
+	}
 }
 
 // rmsNormRows writes x/√(mean(x²) + ε)·g into out for n rows of d values (stride d), the mean

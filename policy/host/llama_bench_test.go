@@ -58,11 +58,12 @@ func lmBenchSize(name string, def int) (int, error) {
 	return n, nil
 }
 
-// lmBenchRun prefills rows prompts of n tokens and decodes gen tokens in each, one goroutine
-// per row, and returns the time of each phase.
+// lmBenchRun prefills rows prompts of n tokens, one goroutine per row, then decodes gen tokens
+// in each with one batched step a position (LlamaBatchDecoder), and returns the time of each
+// phase.
 func lmBenchRun(m *Llama, rows, n, gen int) (prefill, decode time.Duration, err error) {
 	vocab := m.Config().Vocab
-	decs := make([]*LlamaDecoder, rows)
+	dec := m.NewBatchDecoder(rows)
 	next := make([]int32, rows)
 	errs := make([]error, rows)
 	each := func(f func(r int) error) {
@@ -82,19 +83,20 @@ func lmBenchRun(m *Llama, rows, n, gen int) (prefill, decode time.Duration, err 
 		for i := range ids {
 			ids[i] = int32((1000 + 37*i + 101*r) % vocab)
 		}
-		decs[r] = m.NewDecoder()
-		logits, err := decs[r].Prefill(ids)
+		logits, err := dec.Prefill(r, ids)
 		next[r] = argmax(logits)
 		return err
 	})
 	prefill = time.Since(start)
 	start = time.Now()
 	for range gen {
-		each(func(r int) error {
-			logits, err := decs[r].Step(next[r])
-			next[r] = argmax(logits)
-			return err
-		})
+		logits, err := dec.Step(next)
+		if err != nil {
+			return 0, 0, err
+		}
+		for r, l := range logits {
+			next[r] = argmax(l)
+		}
 	}
 	decode = time.Since(start)
 	for _, e := range errs {

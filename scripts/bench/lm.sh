@@ -13,8 +13,9 @@
 # decode tok/s B·NEW over the decoding's. Every peer uses all the machine's cores and loads the
 # model before its clock starts (transformers and llama.cpp also run the work once untimed).
 #   graftrl          policy/host's LlamaDecoder, the file's weights dequantised to float32
-#                    (BenchmarkSmolLM2Peers, policy/host/llama_bench_test.go; batch 16 is 16
-#                    decoders on goroutines of their own)
+#                    (BenchmarkSmolLM2Peers, policy/host/llama_bench_test.go; batch 16 prefills
+#                    its rows on goroutines of their own, then decodes them together, one
+#                    batched step a position: LlamaBatchDecoder)
 #   llama.cpp Q4_1   the quantised file as llama.cpp runs it (Q8 activations, F16 KV cache);
 #                    batch 16 is one context with 16 sequences (lm_llamacpp.py)
 #   llama.cpp F32    the same weights as graftrl's, in F32 (lm_f32_gguf.py), F32 KV cache
