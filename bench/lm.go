@@ -242,7 +242,7 @@ func graphSpan(d *policy.Decoder, prompt, tok, pos []int32, start, n int) error 
 		}
 		v := len(logits) / len(tok)
 		for i := range tok {
-			tok[i] = argmax(logits[i*v : (i+1)*v])
+			tok[i] = host.Argmax(logits[i*v : (i+1)*v])
 		}
 	}
 	return nil
@@ -255,7 +255,7 @@ func prefillRows(d *host.LlamaBatchDecoder, next []int32, prompt []int32) error 
 		if err != nil {
 			return err
 		}
-		next[i] = argmax(logits)
+		next[i] = host.Argmax(logits)
 	}
 	return nil
 }
@@ -269,20 +269,10 @@ func decodeRows(d *host.LlamaBatchDecoder, next []int32, n int) error {
 			return err
 		}
 		for i, l := range logits {
-			next[i] = argmax(l)
+			next[i] = host.Argmax(l)
 		}
 	}
 	return nil
-}
-
-func argmax(v []float32) int32 {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }
 
 func pointers(v []LMResult) []*LMResult {

@@ -57,34 +57,45 @@ type GGUF struct {
 // tensors are read when asked for. A file over limits.Model's limit is refused before it is read.
 // Close the file when done.
 func OpenGGUF(path string) (*GGUF, error) {
-	limit, err := limits.Model.Bytes()
+	f, size, err := openBounded(path, "a GGUF file")
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s); a GGUF file is read at offsets", path, fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		f.Close()
-		return nil, limits.Model.TooLargeSize(path, fi.Size(), limit, false)
-	}
-	g, err := DecodeGGUF(f, fi.Size(), path)
+	g, err := DecodeGGUF(f, size, path)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	g.closeFn = f.Close
 	return g, nil
+}
+
+// openBounded opens path, a format file (named in the error) that is read at offsets: a regular
+// file within limits.Model's limit, checked before anything is read. It returns the file and
+// its size.
+func openBounded(path, format string) (*os.File, int64, error) {
+	limit, err := limits.Model.Bytes()
+	if err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file (%s); %s is read at offsets", path, fi.Mode().Type(), format)
+	}
+	if fi.Size() > limit {
+		f.Close()
+		return nil, 0, limits.Model.TooLargeSize(path, fi.Size(), limit, false)
+	}
+	return f, fi.Size(), nil
 }
 
 // DecodeGGUF reads the header, metadata and tensor directory of a GGUF file of size bytes held

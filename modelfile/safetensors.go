@@ -10,12 +10,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/graftrl/graftrl/internal/limits"
 )
 
 // MaxSafetensorsHeader bounds a safetensors file's JSON header, as the format's reference
@@ -81,28 +78,11 @@ type Safetensors struct {
 // when asked for. A file over limits.Model's limit is refused before it is read. Close the file
 // when done.
 func OpenSafetensors(path string) (*Safetensors, error) {
-	limit, err := limits.Model.Bytes()
+	f, size, err := openBounded(path, "a safetensors file")
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file (%s); a safetensors file is read at offsets", path, fi.Mode().Type())
-	}
-	if fi.Size() > limit {
-		f.Close()
-		return nil, limits.Model.TooLargeSize(path, fi.Size(), limit, false)
-	}
-	s, err := DecodeSafetensors(f, fi.Size(), path)
+	s, err := DecodeSafetensors(f, size, path)
 	if err != nil {
 		f.Close()
 		return nil, err

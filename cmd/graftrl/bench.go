@@ -108,16 +108,7 @@ func benchRun(cmd *cobra.Command, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		data, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(o.out, string(data))
-		return nil
-	}
-	r.WriteText(o.out)
-	return nil
+	return writeReport(o.out, o.json, r, r.WriteText)
 }
 
 // benchLM runs `graftrl bench --model`: the pretrained model on the host inference path.
@@ -152,15 +143,20 @@ func benchLM(cmd *cobra.Command, o *benchOptions, batches []int) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		data, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(cmd.OutOrStdout(), string(data))
+	return writeReport(cmd.OutOrStdout(), o.json, r, r.WriteText)
+}
+
+// writeReport prints a benchmark report: as one JSON line when asJSON, else as text.
+func writeReport(w io.Writer, asJSON bool, r any, text func(io.Writer)) error {
+	if !asJSON {
+		text(w)
 		return nil
 	}
-	r.WriteText(cmd.OutOrStdout())
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, string(data))
 	return nil
 }
 

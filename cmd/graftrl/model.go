@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/graftrl/graftrl/internal/limits"
@@ -67,18 +66,16 @@ func (m *modelSource) openGGUF(copies int) error {
 		return err
 	}
 	m.gguf = g
-	arch, err := g.String("general.architecture")
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(pretrained.Architectures(), arch) {
-		return fmt.Errorf("general.architecture is %q; only %s is read", arch, strings.Join(pretrained.Architectures(), ", "))
-	}
+	// From the tensor directory and the metadata alone, before any tensor is read: the types
+	// and the float32 size, then the architecture.
 	size, err := pretrained.GGUFFloat32Bytes(g)
 	if err != nil {
 		return err
 	}
 	if err := pretrained.CheckMemory(m.path, size, copies); err != nil {
+		return err
+	}
+	if _, err := pretrained.GGUFConfig(g); err != nil {
 		return err
 	}
 	m.tok, err = bpe.FromGGUF(g)

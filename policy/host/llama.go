@@ -311,12 +311,7 @@ func (m *Llama) Greedy(prompt []int32, n int, stop int32) ([]int32, error) {
 	logits, err := d.Prefill(prompt)
 	var out []int32
 	for err == nil && len(out) < n {
-		best := int32(0)
-		for i, v := range logits {
-			if v > logits[best] {
-				best = int32(i)
-			}
-		}
+		best := Argmax(logits)
 		out = append(out, best)
 		if best == stop || len(out) == n {
 			break
@@ -324,4 +319,16 @@ func (m *Llama) Greedy(prompt []int32, n int, stop int32) ([]int32, error) {
 		logits, err = d.Step(best)
 	}
 	return out, err
+}
+
+// Argmax is the index of the largest value, the lowest of equal ones (greedy decoding's choice);
+// 0 for an empty slice.
+func Argmax(v []float32) int32 {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return int32(best)
 }

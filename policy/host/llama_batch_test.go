@@ -31,7 +31,7 @@ func checkBatchMatchesSingle(t *testing.T, m *Llama, prompts [][]int32, steps in
 		if !slices.Equal(got, want) {
 			t.Fatalf("row %d prefill: logits differ from a single decoder's", r)
 		}
-		next[r] = argmaxF(want)
+		next[r] = Argmax(want)
 	}
 	for s := range steps {
 		got, err := b.Step(next)
@@ -50,12 +50,10 @@ func checkBatchMatchesSingle(t *testing.T, m *Llama, prompts [][]int32, steps in
 			if b.Len(r) != d.Len() {
 				t.Fatalf("step %d, row %d: batch cache holds %d positions, single %d", s, r, b.Len(r), d.Len())
 			}
-			next[r] = argmaxF(want)
+			next[r] = Argmax(want)
 		}
 	}
 }
-
-func argmaxF(v []float32) int32 { return int32(slices.Index(v, slices.Max(v))) }
 
 // On the tiny random Llama: four rows at different positions (one never prefilled, one long
 // enough that attention is split across the worker pool) match single decoders exactly.

@@ -84,7 +84,7 @@ func lmBenchRun(m *Llama, rows, n, gen int) (prefill, decode time.Duration, err 
 			ids[i] = int32((1000 + 37*i + 101*r) % vocab)
 		}
 		logits, err := dec.Prefill(r, ids)
-		next[r] = argmax(logits)
+		next[r] = Argmax(logits)
 		return err
 	})
 	prefill = time.Since(start)
@@ -95,7 +95,7 @@ func lmBenchRun(m *Llama, rows, n, gen int) (prefill, decode time.Duration, err 
 			return 0, 0, err
 		}
 		for r, l := range logits {
-			next[r] = argmax(l)
+			next[r] = Argmax(l)
 		}
 	}
 	decode = time.Since(start)
@@ -105,15 +105,4 @@ func lmBenchRun(m *Llama, rows, n, gen int) (prefill, decode time.Duration, err 
 		}
 	}
 	return prefill, decode, nil
-}
-
-// argmax is the index of the largest value (the first of equal ones); 0 for an empty slice.
-func argmax(v []float32) int32 {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }

@@ -13,20 +13,30 @@ import (
 // tensors follow llama's names and layouts.
 func Architectures() []string { return []string{"llama"} }
 
-// FromGGUF reads a llama GGUF's architecture from its metadata (llama.block_count,
-// llama.embedding_length, …) and its tensors dequantised to float32 in Weights' layouts. GGUF's
-// dims are PyTorch's reversed, so a tensor's rows are nn.Linear's output rows as Weights wants,
-// and q/k already are in RoPE's adjacent-pair order. A file of another architecture, a missing
-// key or tensor, or a tensor of the wrong shape is refused, naming it.
+// FromGGUF reads a llama GGUF's architecture (GGUFConfig) and its tensors dequantised to
+// float32 in Weights' layouts. GGUF's dims are PyTorch's reversed, so a tensor's rows are
+// nn.Linear's output rows as Weights wants, and q/k already are in RoPE's adjacent-pair order. A
+// missing tensor or one of the wrong shape is refused, naming it.
 func FromGGUF(g *modelfile.GGUF) (Config, Weights, error) {
-	var c Config
 	var w Weights
+	c, err := GGUFConfig(g)
+	if err != nil {
+		return c, w, err
+	}
+	return c, w, c.readGGUF(g, &w)
+}
+
+// GGUFConfig reads a llama GGUF's architecture from its metadata alone (general.architecture,
+// llama.block_count, llama.embedding_length, …), no tensor read: what a loader checks before it
+// commits memory. A file of another architecture or a missing key is refused, naming it.
+func GGUFConfig(g *modelfile.GGUF) (Config, error) {
+	var c Config
 	arch, err := g.String("general.architecture")
 	if err != nil {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: %w (want one of %s)", err, strings.Join(Architectures(), ", "))
+		return c, fmt.Errorf("pretrained: llama GGUF: %w (want one of %s)", err, strings.Join(Architectures(), ", "))
 	}
 	if !slices.Contains(Architectures(), arch) {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: architecture %q is not a llama (allowed: %s)", arch, strings.Join(Architectures(), ", "))
+		return c, fmt.Errorf("general.architecture is %q; only %s is read", arch, strings.Join(Architectures(), ", "))
 	}
 	for _, k := range []struct {
 		key string
@@ -37,12 +47,12 @@ func FromGGUF(g *modelfile.GGUF) (Config, Weights, error) {
 	} {
 		v, err := g.Uint32(arch + "." + k.key)
 		if err != nil {
-			return c, w, fmt.Errorf("pretrained: llama GGUF: %w", err)
+			return c, fmt.Errorf("pretrained: llama GGUF: %w", err)
 		}
 		*k.dst = int(v)
 	}
 	if c.Heads < 1 {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: %s.attention.head_count is %d, want at least 1", arch, c.Heads)
+		return c, fmt.Errorf("pretrained: llama GGUF: %s.attention.head_count is %d, want at least 1", arch, c.Heads)
 	}
 	// Both keys are optional in llama GGUFs: the head width defaults to DModel/Heads and the
 	// vocabulary to the token embedding's rows.
@@ -52,7 +62,7 @@ func FromGGUF(g *modelfile.GGUF) (Config, Weights, error) {
 	}
 	emb, ok := g.TensorInfo("token_embd.weight")
 	if !ok {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: missing tensor token_embd.weight")
+		return c, fmt.Errorf("pretrained: llama GGUF: missing tensor token_embd.weight")
 	}
 	if len(emb.Dims) == 2 {
 		c.Vocab = int(emb.Dims[1])
@@ -62,16 +72,22 @@ func FromGGUF(g *modelfile.GGUF) (Config, Weights, error) {
 	}
 	base, err := g.Float32(arch + ".rope.freq_base")
 	if err != nil {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: %w", err)
+		return c, fmt.Errorf("pretrained: llama GGUF: %w", err)
 	}
 	eps, err := g.Float32(arch + ".attention.layer_norm_rms_epsilon")
 	if err != nil {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: %w", err)
+		return c, fmt.Errorf("pretrained: llama GGUF: %w", err)
 	}
 	c.RopeBase, c.NormEps = float64(base), float64(eps)
 	if err := c.Validate(); err != nil {
-		return c, w, fmt.Errorf("pretrained: llama GGUF: %w", err)
+		return c, fmt.Errorf("pretrained: llama GGUF: %w", err)
 	}
+	return c, nil
+}
+
+// readGGUF reads c's tensors of g into w, each after checking its shape.
+func (c Config) readGGUF(g *modelfile.GGUF, w *Weights) error {
+	var err error
 	qd, kd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	// get reads a tensor after checking its shape: ggml's dims, the row length first.
 	get := func(name string, dims ...int) []float32 {
@@ -107,5 +123,5 @@ func FromGGUF(g *modelfile.GGUF) (Config, Weights, error) {
 			Up: b("ffn_up", d, f), Down: b("ffn_down", f, d),
 		})
 	}
-	return c, w, err
+	return err
 }
