@@ -12,7 +12,6 @@ import (
 	_ "github.com/graftrl/graftrl/advantage/all"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/rollout"
-	"github.com/graftrl/graftrl/tokens"
 )
 
 // Variant is one estimator configuration the audit compares: a registered estimator
@@ -133,8 +132,8 @@ type Setup struct {
 	Env string
 	// NewEnv builds one environment instance.
 	NewEnv func() (envs.Env, error)
-	// Vocab is the policy's vocabulary.
-	Vocab *tokens.Vocab
+	// Format lays episodes out as the policy's tokens (rollout.Words for graftrl's transformer).
+	Format rollout.Format
 	// Rollout is the token layout and action masking the policy was trained with.
 	Rollout rollout.Config
 	// NewDecoder returns a decoder of the audited policy for batch rows.
@@ -178,7 +177,7 @@ func Run(s Setup, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	coll, err := rollout.NewCollector(s.Rollout, s.Vocab, s.NewEnv, o.Slots)
+	coll, err := rollout.NewCollector(s.Rollout, s.Format, s.NewEnv, o.Slots)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

@@ -101,7 +101,7 @@ func chainSetup(t *testing.T, group int) Setup {
 	return Setup{
 		Env:     "chain",
 		NewEnv:  func() (envs.Env, error) { return &chainEnv{}, nil },
-		Vocab:   vocab,
+		Format:  rollout.Words{V: vocab},
 		Rollout: rollout.Config{Layout: rollout.LayoutEpisode, MaxLen: 1024, ActionMaxTokens: 1},
 		NewDecoder: func(batch int) rollout.Decoder {
 			return &chainDecoder{vocab: vocab.Size(), right: ids[0], stay: ids[1], obs: obs, last: make([]int, batch)}

@@ -11,10 +11,8 @@ import (
 	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/envs"
 	"github.com/graftrl/graftrl/policy"
-	"github.com/graftrl/graftrl/policy/host"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
-	"github.com/graftrl/graftrl/tokens"
 	"github.com/graftrl/graftrl/trainer"
 )
 
@@ -26,9 +24,9 @@ type Source struct {
 	// Config is the run's recorded config (config.yaml).
 	Config config.Config
 
-	vocab *tokens.Vocab
-	pol   *policy.Policy
-	host  *host.Model
+	format rollout.Format
+	pol    *policy.Policy
+	host   trainer.Sampler
 }
 
 // Open reads a run's config.yaml and builds its vocabulary (from one instance of the run's env)
@@ -53,7 +51,7 @@ func Open(runDir string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{Dir: runDir, Config: cfg, vocab: info.Vocab, pol: pol}, nil
+	return &Source{Dir: runDir, Config: cfg, format: info.Format, pol: pol}, nil
 }
 
 // Checkpoints returns the run's checkpoints that pass trainer.VerifyCheckpoint, oldest first.
@@ -117,15 +115,16 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	if err := s.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return Setup{}, err
 	}
-	w, err := s.pol.Weights()
-	if err != nil {
-		return Setup{}, err
-	}
+	var err error
 	if s.host == nil {
-		if s.host, err = host.New(s.pol.Config(), w); err != nil {
-			return Setup{}, err
+		s.host, err = trainer.NewSampler(s.pol)
+	} else {
+		var w [][]float32
+		if w, err = s.pol.Weights(); err == nil {
+			err = s.host.SetWeights(w)
 		}
-	} else if err := s.host.SetWeights(w); err != nil {
+	}
+	if err != nil {
 		return Setup{}, err
 	}
 	if tasks == 0 {
@@ -151,7 +150,7 @@ func (s *Source) Setup(ckpt string, tasks int, seed uint64) (Setup, error) {
 	return Setup{
 		Env:        cfg.Env.Name,
 		NewEnv:     func() (envs.Env, error) { return envs.New(cfg.Env.Name, cfg.Env.Options) },
-		Vocab:      s.vocab,
+		Format:     s.format,
 		Rollout:    rc,
 		NewDecoder: func(batch int) rollout.Decoder { return host.NewDecoder(batch) },
 		Tasks:      chosen,

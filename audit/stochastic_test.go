@@ -38,7 +38,7 @@ func TestStochasticEnvReplaysAndBranches(t *testing.T) {
 		bias[id] = 0
 	}
 	s := Setup{
-		Env: "frozenlake", NewEnv: newEnv, Vocab: vocab,
+		Env: "frozenlake", NewEnv: newEnv, Format: rollout.Words{V: vocab},
 		Rollout:    rollout.Config{Layout: rollout.LayoutEpisode, MaxLen: 256, ActionMaxTokens: 1, ActionBias: bias},
 		NewDecoder: func(int) rollout.Decoder { return uniformDecoder{vocab.Size()} },
 		Tasks:      []int64{1, 2}, Group: 8,

@@ -124,6 +124,57 @@ type PolicyConfig struct {
 	// backends only: xla:cpu makes that many host devices, xla:cuda uses that many GPUs).
 	// 0 or 1: one device.
 	Devices int `yaml:"devices" json:"devices,omitempty"`
+	// Pretrained makes the policy a pretrained language model instead of graftrl's transformer:
+	// a GGUF file, a Hugging Face directory, or smollm2 (SmolLM2-135M-Instruct as
+	// scripts/install-smollm2.sh installs it). Its episodes are chats (rollout.chat); of the
+	// architecture keys only max_len applies. Empty: graftrl's own transformer.
+	Pretrained string `yaml:"pretrained,omitempty" json:"pretrained,omitempty"`
+	// LoRA, with pretrained, trains low-rank adapters on the model's projections with the
+	// model frozen; absent: every weight is trained.
+	LoRA LoRAConfig `yaml:"lora,omitempty" json:"lora,omitempty"`
+}
+
+// SmolLM2 is the policy.pretrained value that names SmolLM2-135M-Instruct as
+// scripts/install-smollm2.sh installs it.
+const SmolLM2 = "smollm2"
+
+// LoRAConfig is policy.lora: spec.LoRA's keys, each defaulting to spec.DefaultLoRA's, and
+// whether the section was given at all (On).
+type LoRAConfig struct {
+	spec.LoRA
+	// On says the section is present: adapters instead of full fine-tuning.
+	On bool
+}
+
+// UnmarshalYAML reads the section over spec.DefaultLoRA, strictly (unknown keys refused).
+func (l *LoRAConfig) UnmarshalYAML(n *yaml.Node) error {
+	l.LoRA = spec.DefaultLoRA()
+	if n.ShortTag() != "!!null" {
+		if err := strict.DecodeAt(n, "policy.lora", &l.LoRA); err != nil {
+			return err
+		}
+	}
+	l.On = true
+	return nil
+}
+
+// MarshalYAML writes the adapters' keys.
+func (l LoRAConfig) MarshalYAML() (any, error) { return l.LoRA, nil }
+
+// IsZero is true when the section is absent (it is then left out of config.yaml).
+func (l LoRAConfig) IsZero() bool { return !l.On }
+
+// ChatConfig is rollout.chat: the turns of a pretrained model's chat episodes
+// (rollout.ChatOptions; empty keys take rollout.DefaultChatSystem and DefaultChatUser).
+type ChatConfig struct {
+	// System is the system turn: {task} is the episode's instruction, {actions} the env's action
+	// words, {description} its one-line description.
+	System string `yaml:"system,omitempty"`
+	// User is each observation's user turn: {observation} is the observation.
+	User string `yaml:"user,omitempty"`
+	// Examples are worked turns (user, assistant) shown after the system turn of every
+	// episode, each user text put into User as an observation would be.
+	Examples []rollout.ChatExample `yaml:"examples,omitempty"`
 }
 
 // TrainTasks is tasks.train: the size of the fixed training panel, or open — fresh tasks every
@@ -194,6 +245,8 @@ type RolloutConfig struct {
 	// ConstrainActions restricts action tokens to the env's action words (and the end-of-action
 	// token) when the env declares them (envs.ActionWorder); default true.
 	ConstrainActions bool `yaml:"constrain_actions"`
+	// Chat are the turns of a pretrained policy's episodes (policy.pretrained only).
+	Chat ChatConfig `yaml:"chat,omitempty"`
 }
 
 // UpdateConfig is the PPO-style update over one batch.
@@ -672,11 +725,43 @@ func (c *Config) validatePolicy() error {
 		return fmt.Errorf("policy.devices: %d needs an xla backend, but the backend is %s, which has one device (allowed with %s: 0 or 1; or set backend: xla:cpu or xla:cuda)",
 			c.Policy.Devices, b, b)
 	}
+	if err := c.validatePretrained(); err != nil {
+		return err
+	}
 	if err := c.SFT.Validate(); err != nil {
 		return err
 	}
 	if c.SFT.Enabled() && c.Policy.Init != "" {
 		return fmt.Errorf("policy.init: %q and an sft section both give the initial weights (allowed: one of them; leave sft.demos at 0 to start from policy.init)", c.Policy.Init)
+	}
+	return nil
+}
+
+// validatePretrained checks the keys that apply to a pretrained policy only, and the word-
+// vocabulary keys that cannot apply to one.
+func (c *Config) validatePretrained() error {
+	if c.Policy.Pretrained == "" {
+		switch {
+		case c.Policy.LoRA.On:
+			return errors.New("policy.lora: adapters need a pretrained model (allowed: set policy.pretrained, or remove policy.lora)")
+		case c.Rollout.Chat.System != "" || c.Rollout.Chat.User != "" || len(c.Rollout.Chat.Examples) > 0:
+			return errors.New("rollout.chat: chat turns apply to a pretrained model only (allowed: set policy.pretrained, or remove rollout.chat)")
+		}
+		return nil
+	}
+	if c.Policy.LoRA.On {
+		if err := c.Policy.LoRA.Validate(); err != nil {
+			return err
+		}
+		if c.Policy.Init != "" || c.SFT.Enabled() {
+			return errors.New("policy.lora: adapters start from the pretrained model itself; a warm start (policy.init or an sft section) is for full fine-tuning (allowed: remove policy.lora, or the warm start)")
+		}
+	}
+	if c.Rollout.ConstrainActions {
+		return fmt.Errorf("rollout.constrain_actions: true cannot apply to policy.pretrained %q: it restricts actions to the env's word tokens, and a language model writes its actions in its own tokens (allowed: false)", c.Policy.Pretrained)
+	}
+	if c.Rollout.Chat.User != "" && !strings.Contains(c.Rollout.Chat.User, "{observation}") {
+		return fmt.Errorf("rollout.chat.user: %q does not contain {observation} (allowed: any text with {observation})", c.Rollout.Chat.User)
 	}
 	return nil
 }

@@ -14,6 +14,9 @@ import (
 
 const minimalYAML = "name: t\n"
 
+// lmYAML turns off what cannot apply to a language model's actions.
+const lmYAML = "rollout: {constrain_actions: false}\n"
+
 // Config errors must name the key, the value and what is allowed.
 func TestConfigErrors(t *testing.T) {
 	cases := []struct {
@@ -63,6 +66,15 @@ func TestConfigErrors(t *testing.T) {
 		{"group of one, gigpo", minimalYAML + "tasks: {group_size: 1}\nestimator: gigpo\n", nil, []string{"tasks.group_size: 1", "gigpo"}},
 		{"group of one, graphgpo", minimalYAML + "tasks: {group_size: 1}\nestimator: graphgpo\n", nil, []string{"tasks.group_size: 1", "graphgpo"}},
 		{"group of one, drgrpo", minimalYAML, []string{"tasks.group_size=1", "estimator=drgrpo"}, []string{"tasks.group_size: 1", "drgrpo"}},
+		{"lora without a pretrained model", minimalYAML + "policy: {lora: {rank: 8}}\n", nil, []string{"policy.lora", "pretrained"}},
+		{"chat without a pretrained model", minimalYAML + "rollout: {chat: {system: hi}}\n", nil, []string{"rollout.chat", "pretrained"}},
+		{"word actions on a language model", minimalYAML + "policy: {pretrained: m.gguf}\n", nil, []string{"rollout.constrain_actions: true", "allowed: false"}},
+		{"lora rank 0", minimalYAML + lmYAML + "policy: {pretrained: m.gguf, lora: {rank: 0}}\n", nil, []string{"policy.lora.rank: 0", "1..256"}},
+		{"lora rank negative", minimalYAML + lmYAML + "policy: {pretrained: m.gguf, lora: {rank: -2}}\n", nil, []string{"policy.lora.rank: -2", "1..256"}},
+		{"lora target names no layer", minimalYAML + lmYAML + "policy: {pretrained: m.gguf, lora: {targets: [attn_q, attn_x]}}\n", nil, []string{"policy.lora.targets", `"attn_x"`, "ffn_down"}},
+		{"lora unknown key", minimalYAML + lmYAML + "policy: {pretrained: m.gguf, lora: {rnak: 4}}\n", nil, []string{"policy.lora.rnak", "rank"}},
+		{"lora with a warm start", minimalYAML + lmYAML + "policy: {pretrained: m.gguf, lora: {}, init: runs/x/sft}\n", nil, []string{"policy.lora", "warm start"}},
+		{"chat user without the observation", minimalYAML + "policy: {pretrained: m.gguf}\nrollout: {constrain_actions: false, chat: {user: what now}}\n", nil, []string{"rollout.chat.user", "{observation}"}},
 		{"empty file", "", []string{"name=x"}, []string{"config x.yaml", "holds no config", "empty or only comments"}},
 		{"only comments", "# a config\n\n# to come\n", nil, []string{"config x.yaml", "holds no config"}},
 		{"empty mapping", "{}\n", nil, []string{"config x.yaml", "holds no config"}},

@@ -11,10 +11,11 @@ import (
 // arch is the network a Policy trains: its parameters and the graph functions of its forward
 // pass and its KV-cache decode step. The policy owns everything else (variables, the losses,
 // Adam, checkpoints, batches), which is therefore the same for every architecture. theta holds
-// the parameters' nodes in the order of params.
+// the parameters' nodes in the order of params, followed by a LoRA policy's adapters.
 type arch interface {
-	// params lists the trainable parameters in their fixed order (the order of gradients, Adam
-	// moments, checkpoints and Weights).
+	// params lists the network's parameters in their fixed order (that of Weights and
+	// Options.Init; without LoRA also of gradients, Adam moments and checkpoints, which with
+	// LoRA are the adapters': Policy.Trainable).
 	params() []spec.Param
 	// biasHeads is the head axis of the selected queries' attention bias [B,biasHeads,Q,T]
 	// (selection.attentionBias).

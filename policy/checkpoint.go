@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/gomlx/gomlx/pkg/ml/context"
@@ -12,10 +14,15 @@ import (
 )
 
 // Save writes every variable (parameters, Adam moments and step, the reference policy, the
-// global step) into dir through GoMLX's checkpoints package. dir must be empty or absent.
+// global step) into dir through GoMLX's checkpoints package. dir must be empty or absent. A
+// LoRA policy's checkpoint leaves the frozen base out: it holds the adapters, their Adam
+// moments, the Adam step and the global step.
 func (p *Policy) Save(dir string) error {
 	prev := p.ctx.Loader()
 	cfg := checkpoints.Build(p.ctx).Dir(dir).Keep(-1)
+	if p.lora != nil {
+		cfg = cfg.ExcludeVars(p.theta...)
+	}
 	if p.llama != nil {
 		// gzip saves a few percent of a pretrained model's float32 weights and moments, for
 		// ~40 s per save and as long a load (SmolLM2-135M: 1.6 GB); Load reads either format.
@@ -32,9 +39,11 @@ func (p *Policy) Save(dir string) error {
 	return nil
 }
 
-// Load replaces every variable with the values saved in dir by Save. The checkpoint is read into
-// a scratch context first and checked — the same variables, the same shapes and dtypes — so a
-// checkpoint of another architecture, or a damaged one, is refused without touching the policy.
+// Load replaces every variable with the values saved in dir by Save (with LoRA, every variable
+// but the frozen base). The checkpoint is read into a scratch context first and checked — the
+// same variables, the same shapes and dtypes — so a checkpoint of another architecture, of a
+// LoRA policy into a fully trained one or the reverse, or a damaged one, is refused without
+// touching the policy.
 func (p *Policy) Load(dir string) (err error) {
 	defer func() {
 		if r := recover(); r != nil { // GoMLX panics on unreadable data
@@ -55,7 +64,12 @@ func (p *Policy) Load(dir string) (err error) {
 	}
 	var mine []*context.Variable
 	for v := range p.ctx.IterVariables() {
-		mine = append(mine, v)
+		if p.lora == nil || !slices.Contains(p.theta, v) {
+			mine = append(mine, v)
+		}
+	}
+	if err := p.checkLoRAKind(dir, loaded); err != nil {
+		return err
 	}
 	var missing, extra []string
 	for _, v := range mine {
@@ -115,6 +129,10 @@ func ReadCheckpointParams(dir string, specs []spec.Param) (w [][]float32, err er
 	for i, s := range specs {
 		name := s.Name
 		v, ok := loaded["/policy/"+name]
+		if !ok && slices.ContainsFunc(slices.Collect(maps.Keys(loaded)), isAdapterName) {
+			return nil, fmt.Errorf("policy: checkpoint %s holds LoRA adapters only, not the parameter %s: build the "+
+				"policy from the base model with the same policy.lora, then Load it (Policy.Weights gives the merged weights)", dir, name)
+		}
 		if !ok {
 			return nil, fmt.Errorf("policy: checkpoint %s has no parameter %s (a policy of another architecture?)", dir, name)
 		}
@@ -129,4 +147,23 @@ func ReadCheckpointParams(dir string, specs []spec.Param) (w [][]float32, err er
 		w[i] = tensors.MustCopyFlatData[float32](t)
 	}
 	return w, nil
+}
+
+// isAdapterName tells whether a checkpoint variable is a LoRA adapter (spec.LoRAParams).
+func isAdapterName(name string) bool {
+	return strings.HasSuffix(name, ".lora_a") || strings.HasSuffix(name, ".lora_b")
+}
+
+// checkLoRAKind refuses a checkpoint of a LoRA policy for a policy trained in full, and the
+// reverse, naming the difference.
+func (p *Policy) checkLoRAKind(dir string, loaded map[string]*tensors.Tensor) error {
+	hasAdapters := slices.ContainsFunc(slices.Collect(maps.Keys(loaded)), isAdapterName)
+	switch {
+	case hasAdapters && p.lora == nil:
+		return fmt.Errorf("policy: checkpoint %s holds LoRA adapters (a policy.lora run), but this policy trains every weight (no policy.lora)", dir)
+	case !hasAdapters && p.lora != nil:
+		return fmt.Errorf("policy: checkpoint %s holds a policy trained in full (no LoRA adapters), but this policy trains "+
+			"LoRA adapters (policy.lora rank %d, targets %v)", dir, p.lora.Rank, p.lora.Targets)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
@@ -18,7 +19,7 @@ import (
 // replaces the transformer's: of Options.Model, Vocab must be 0 or the model's vocabulary and
 // MaxLen (8..8192) is still the longest sequence the policy takes (the length limit and bucket
 // cap of updates and log-probs, the decoder's cache), while DModel, Layers, Heads, DFF and
-// InitStd must be 0. Options.Seed is not used.
+// InitStd must be 0. Options.Seed is not used, except to draw LoRA's adapters (Options.LoRA).
 type Pretrained struct {
 	Config pretrained.Config
 	// Weights are the starting weights; New copies them. They may be empty when Options.Init
@@ -43,6 +44,14 @@ func llamaArchOf(o Options) (arch, Config, [][]float32, error) {
 		return nil, Config{}, nil, fmt.Errorf("policy.max_len: %d is out of range (allowed 8..8192)", m.MaxLen)
 	}
 	a := newLlamaArch(lc)
+	if o.LoRA != nil {
+		if err := checkLoRA(lc, *o.LoRA); err != nil {
+			return nil, Config{}, nil, err
+		}
+		l := *o.LoRA
+		l.Targets = slices.Clone(l.Targets)
+		a.lora = &l
+	}
 	init := o.Init
 	if init == nil {
 		init = spec.LlamaFlat(o.Pretrained.Weights)
@@ -59,7 +68,8 @@ func llamaArchOf(o Options) (arch, Config, [][]float32, error) {
 type llamaArch struct {
 	c     pretrained.Config
 	specs []spec.Param
-	invF  []float64 // RoPE's frequencies θ_i = base^(−2i/hd)
+	invF  []float64  // RoPE's frequencies θ_i = base^(−2i/hd)
+	lora  *spec.LoRA // adapters the graph functions take after the base parameters (nil: none)
 }
 
 func newLlamaArch(c pretrained.Config) *llamaArch {
@@ -83,17 +93,23 @@ type llamaNodes struct {
 
 type llamaLayerNodes struct {
 	attnNorm, q, k, v, o, ffnNorm, gate, up, down *Node
+	lora                                          map[string]loraNodes // adapters by target (nil: none)
 }
 
-// assemble maps the nodes (in spec.LlamaParams order) onto llamaNodes. The attention's scale
-// 1/√hd is folded into the query projection (RoPE is linear, so it commutes).
+// assemble maps the nodes (in spec.LlamaParams order, then the adapters in spec.LoRAParams
+// order if any) onto llamaNodes. The attention's scale 1/√hd is folded into the query projection
+// (RoPE is linear, so it commutes).
 func (a *llamaArch) assemble(theta []*Node) *llamaNodes {
-	p := &llamaNodes{tok: theta[0], norm: theta[len(theta)-1]}
+	nb := len(a.specs)
+	p := &llamaNodes{tok: theta[0], norm: theta[nb-1]}
 	scale := 1 / math.Sqrt(float64(a.c.HeadDim))
 	for l := range a.c.Layers {
 		n := theta[1+9*l : 1+9*(l+1)]
 		p.layers = append(p.layers, llamaLayerNodes{attnNorm: n[0], q: MulScalar(n[1], scale), k: n[2], v: n[3], o: n[4],
 			ffnNorm: n[5], gate: n[6], up: n[7], down: n[8]})
+	}
+	if len(theta) > nb {
+		a.attachLoRA(p, theta[nb:], scale)
 	}
 	return p
 }
@@ -150,23 +166,35 @@ func rope(x, cos, sin *Node, expanded ...int) *Node {
 
 // swiGLU is the MLP down(silu(gate·x) ⊙ up·x), silu(g) = g·σ(g).
 func swiGLU(x *Node, L llamaLayerNodes) *Node {
-	g := linear(x, L.gate)
-	return linear(Mul(Mul(g, Logistic(g)), linear(x, L.up)), L.down)
+	g := L.proj(x, "ffn_gate")
+	return L.proj(Mul(Mul(g, Logistic(g)), L.proj(x, "ffn_up")), "ffn_down")
 }
 
 // attention is grouped-query attention without repeating the keys and values: the query heads
 // are grouped by the KV head they share. q [B,Tq,KVH,G,hd] (scaled), k and v [B,Tk,KVH,hd],
-// bias [B,KVH,Tq,G,Tk]; it returns the output projection [B,Tq,D] with wo [D, H·hd].
-func (a *llamaArch) attention(q, k, v, bias, wo *Node) *Node {
-	c := a.c
+// bias [B,KVH,Tq,G,Tk]; it returns the output projection [B,Tq,D] with L's wo [D, H·hd].
+func (a *llamaArch) attention(q, k, v, bias *Node, L llamaLayerNodes) *Node {
 	scores := Add(DotGeneral(q, []int{4}, []int{0, 2}, k, []int{3}, []int{0, 2}), bias) // [B,KVH,Tq,G,Tk]
 	dims := scores.Shape().Dimensions
 	peak := StopGradient(ReduceMax(scores, -1))
 	e := Exp(Sub(scores, broadcastLast(peak, dims)))
 	ctx := DotGeneral(e, []int{4}, []int{0, 1}, v, []int{1}, []int{0, 2}) // [B,KVH,Tq,G,hd]
 	ctx = Mul(ctx, broadcastLast(Reciprocal(sumLast(e)), ctx.Shape().Dimensions))
-	wo4 := Reshape(wo, c.DModel, c.KVHeads, c.Heads/c.KVHeads, c.HeadDim)
-	return DotGeneral(ctx, []int{1, 3, 4}, nil, wo4, []int{1, 2, 3}, nil)
+	return a.outProj(ctx, []int{1, 3, 4}, L)
+}
+
+// outProj is the attention's output projection of ctx, whose axes (KVH, G, hd) are contracted
+// with wo [D, H·hd] seen as [D,KVH,G,hd], plus its adapter if any.
+func (a *llamaArch) outProj(ctx *Node, axes []int, L llamaLayerNodes) *Node {
+	c := a.c
+	wo4 := Reshape(L.o, c.DModel, c.KVHeads, c.Heads/c.KVHeads, c.HeadDim)
+	y := DotGeneral(ctx, axes, nil, wo4, []int{1, 2, 3}, nil)
+	ad, ok := L.lora["attn_output"]
+	if !ok {
+		return y
+	}
+	a4 := Reshape(ad.a, ad.a.Shape().Dimensions[0], c.KVHeads, c.Heads/c.KVHeads, c.HeadDim)
+	return Add(y, ad.apply(DotGeneral(ctx, axes, nil, a4, []int{1, 2, 3}, nil)))
 }
 
 // causalBias is the additive attention bias [B,KVH,T,G,T] of a whole sequence: key j is visible
@@ -195,8 +223,8 @@ func (a *llamaArch) forwardAt(theta []*Node, tokens *Node, at *queries) *Node {
 	var mask *Node // built on first use: with one block and selected queries it is not needed
 	for l, L := range p.layers {
 		n := rmsNorm(x, L.attnNorm, c.NormEps)
-		k := rope(Reshape(linear(n, L.k), bsz, t, kvh, hd), cos, sin, 0, 2)
-		v := Reshape(linear(n, L.v), bsz, t, kvh, hd)
+		k := rope(Reshape(L.proj(n, "attn_k"), bsz, t, kvh, hd), cos, sin, 0, 2)
+		v := Reshape(L.proj(n, "attn_v"), bsz, t, kvh, hd)
 		qCos, qSin, qAxes := cos, sin, []int{0, 2}
 		var bias *Node
 		if l == len(p.layers)-1 && at != nil {
@@ -212,8 +240,8 @@ func (a *llamaArch) forwardAt(theta []*Node, tokens *Node, at *queries) *Node {
 			bias = mask
 		}
 		tq := x.Shape().Dimensions[1]
-		q := rope(Reshape(linear(n, L.q), bsz, tq, c.Heads, hd), qCos, qSin, qAxes...)
-		x = Add(x, a.attention(Reshape(q, bsz, tq, kvh, group, hd), k, v, bias, L.o))
+		q := rope(Reshape(L.proj(n, "attn_q"), bsz, tq, c.Heads, hd), qCos, qSin, qAxes...)
+		x = Add(x, a.attention(Reshape(q, bsz, tq, kvh, group, hd), k, v, bias, L))
 		x = Add(x, swiGLU(rmsNorm(x, L.ffnNorm, c.NormEps), L))
 	}
 	return linear(rmsNorm(x, p.norm, c.NormEps), p.tok)
@@ -249,9 +277,9 @@ func (a *llamaArch) decodeStep(theta []*Node, tokens, pos *Node, caches []*Node)
 	out := make([]*Node, 0, len(caches))
 	for l, L := range p.layers {
 		n := rmsNorm(x, L.attnNorm, c.NormEps)
-		q := Reshape(rope(Reshape(linear(n, L.q), bsz, c.Heads, hd), cos, sin, 1), bsz, kvh, group, hd)
-		k := Reshape(rope(Reshape(linear(n, L.k), bsz, kvh, hd), cos, sin, 1), bsz, kvh, 1, hd)
-		v := Reshape(linear(n, L.v), bsz, kvh, 1, hd)
+		q := Reshape(rope(Reshape(L.proj(n, "attn_q"), bsz, c.Heads, hd), cos, sin, 1), bsz, kvh, group, hd)
+		k := Reshape(rope(Reshape(L.proj(n, "attn_k"), bsz, kvh, hd), cos, sin, 1), bsz, kvh, 1, hd)
+		v := Reshape(L.proj(n, "attn_v"), bsz, kvh, 1, hd)
 		kc := Add(Mul(caches[2*l], keep), Mul(slot, k)) // [B,KVH,Tmax,hd]
 		vc := Add(Mul(caches[2*l+1], keep), Mul(slot, v))
 		out = append(out, kc, vc)
@@ -260,8 +288,7 @@ func (a *llamaArch) decodeStep(theta []*Node, tokens, pos *Node, caches []*Node)
 		e := Exp(Sub(scores, broadcastLast(peak, scores.Shape().Dimensions)))
 		ctxv := DotGeneral(e, []int{3}, []int{0, 1}, vc, []int{2}, []int{0, 1}) // [B,KVH,G,hd]
 		ctxv = Mul(ctxv, broadcastLast(Reciprocal(sumLast(e)), ctxv.Shape().Dimensions))
-		wo4 := Reshape(L.o, c.DModel, kvh, group, hd)
-		x = Add(x, DotGeneral(ctxv, []int{1, 2, 3}, nil, wo4, []int{1, 2, 3}, nil)) // [B,D]
+		x = Add(x, a.outProj(ctxv, []int{1, 2, 3}, L)) // [B,D]
 		x = Add(x, swiGLU(rmsNorm(x, L.ffnNorm, c.NormEps), L))
 	}
 	return linear(rmsNorm(x, p.norm, c.NormEps), p.tok), out

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -34,8 +35,8 @@ type Policy struct {
 	backend backends.Backend
 	ctx     *context.Context
 
-	theta, m, v []*context.Variable // parameters and Adam moments, in paramSpecs order
-	ref         []*context.Variable // frozen reference parameters (KL), nil when KL is off
+	theta, m, v []*context.Variable // parameters (arch.params order) and Adam moments (trainable's)
+	ref         []*context.Variable // frozen reference parameters (KL), nil when KL is off or with LoRA
 	step        *context.Variable   // Adam step counter t
 	global      *context.Variable   // GoMLX's global step: updates applied (int64)
 	actionBias  []float32           // additive logit bias at action positions (nil: no mask)
@@ -47,7 +48,16 @@ type Policy struct {
 	shapesSeen  map[string]bool           // input shapes each executable has met (see exec)
 	compiled    Compilations
 
+	kl bool // KL is on: updates take reference log-probs (RefLogProbs)
+	// With LoRA (lora.go): theta is the frozen base, adapters are A and B of every targeted
+	// matrix (spec.LoRAParams order), and the reference policy is theta alone.
+	lora         *spec.LoRA
+	adapters     []*context.Variable
+	adapterSpecs []spec.Param
+	trainable    []*context.Variable // what Adam updates: the adapters with LoRA, else theta
+
 	train, logp, refLogp, logits, decode *context.Exec
+	merge                                *context.Exec // LoRA: the merged weights (mergeGraph)
 }
 
 // Options gathers everything New needs.
@@ -60,12 +70,16 @@ type Options struct {
 	// Init, when set, are the initial weights instead of a draw from Seed: one array per
 	// parameter in the order and shapes of ParamNames/ParamShapes (spec.LlamaParams for a
 	// pretrained policy), flattened row-major (as Weights and ReadCheckpointWeights return
-	// them). The optimiser starts fresh, and the KL reference is these weights.
+	// them). The optimiser starts fresh, and the KL reference is these weights. With LoRA they
+	// are the frozen base.
 	Init [][]float32
 	// Pretrained, when set, makes the policy a pretrained Llama decoder instead of the
 	// transformer Model describes; Model then gives only the vocabulary and the longest
 	// sequence (see Pretrained).
 	Pretrained *Pretrained
+	// LoRA, when set, trains low-rank adapters of a pretrained policy (Pretrained must be set)
+	// with its base weights frozen; Seed draws the adapters' A (see lora.go).
+	LoRA *spec.LoRA
 	// ActionTokens, when set, are the only token ids an action may consist of (the env's action
 	// words and the end-of-action token): at action positions every other token's logit is
 	// masked out, in sampling and in the loss alike. Nil allows every token.
@@ -106,10 +120,16 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{cfg: cfg, arch: a, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
-		devices: max(o.Devices, 1), bucketed: backend.Name() != simplego.BackendName, shapesSeen: map[string]bool{}}
+		devices: max(o.Devices, 1), bucketed: backend.Name() != simplego.BackendName, shapesSeen: map[string]bool{},
+		kl: o.Loss.KL != spec.KLNone}
 	if o.Pretrained != nil {
 		lc := o.Pretrained.Config
 		p.llama = &lc
+	}
+	if o.LoRA != nil {
+		l := *o.LoRA
+		l.Targets = slices.Clone(l.Targets)
+		p.lora = &l
 	}
 	if o.ActionTokens != nil {
 		p.actionBias = make([]float32, cfg.Vocab)
@@ -124,7 +144,25 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		}
 	}
 	root := p.ctx.Checked(false)
-	for i, s := range a.params() {
+	if p.lora != nil {
+		p.addLoRAVariables(root, init, o.Seed)
+	} else {
+		p.addVariables(root, init)
+	}
+	p.step = root.In("adam").VariableWithValue("step", float32(0)).SetTrainable(false)
+	// GoMLX's checkpoints name files after (and create) the global step counter; it counts the
+	// applied updates.
+	p.global = optimizers.GetGlobalStepVar(p.ctx)
+	if err := p.buildExecs(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// addVariables creates a policy's parameters (from init), their Adam moments and, when KL is
+// on, the reference parameters; every parameter is trainable.
+func (p *Policy) addVariables(root *context.Context, init [][]float32) {
+	for i, s := range p.arch.params() {
 		// "block0/wq" becomes variable wq in scope …/block0: a name must not hold the scope
 		// separator, or a checkpoint would load it into a different variable.
 		scope, name := path.Split(s.Name)
@@ -138,19 +176,12 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		p.theta = append(p.theta, in("policy").VariableWithValue(name, val))
 		p.m = append(p.m, in("adam_m").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
 		p.v = append(p.v, in("adam_v").VariableWithValue(name, tensors.FromShape(val.Shape())).SetTrainable(false))
-		if o.Loss.KL != spec.KLNone {
+		if p.kl {
 			refVal := tensors.FromFlatDataAndDimensions(append([]float32(nil), init[i]...), s.Shape...)
 			p.ref = append(p.ref, in("reference").VariableWithValue(name, refVal).SetTrainable(false))
 		}
 	}
-	p.step = root.In("adam").VariableWithValue("step", float32(0)).SetTrainable(false)
-	// GoMLX's checkpoints name files after (and create) the global step counter; it counts the
-	// applied updates.
-	p.global = optimizers.GetGlobalStepVar(p.ctx)
-	if err := p.buildExecs(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	p.trainable = p.theta
 }
 
 // archOf returns the network Options describe, the policy's Config and the starting weights
@@ -158,6 +189,10 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 func archOf(o Options) (arch, Config, [][]float32, error) {
 	if o.Pretrained != nil {
 		return llamaArchOf(o)
+	}
+	if o.LoRA != nil {
+		return nil, Config{}, nil, fmt.Errorf("policy.lora: LoRA adapters need a pretrained model (Options.Pretrained); " +
+			"the policy's own transformer trains every weight")
 	}
 	if err := o.Model.Validate(); err != nil {
 		return nil, Config{}, nil, err
@@ -186,7 +221,7 @@ func (p *Policy) Llama() (pretrained.Config, bool) {
 
 // Params lists the policy's parameters in their fixed order (that of Weights and
 // Options.Init): spec.Params(Config()) for the transformer, spec.LlamaParams for a pretrained
-// policy.
+// policy (with LoRA too: see Trainable for what an update changes).
 func (p *Policy) Params() []spec.Param { return p.arch.params() }
 
 // Backend returns the GoMLX backend the policy runs on.
@@ -194,6 +229,24 @@ func (p *Policy) Backend() backends.Backend { return p.backend }
 
 // Context returns the GoMLX context holding every variable (for checkpoints).
 func (p *Policy) Context() *context.Context { return p.ctx }
+
+// forwardVars are the variables the forward pass reads: the parameters, then the adapters
+// with LoRA.
+func (p *Policy) forwardVars() []*context.Variable {
+	if p.lora == nil {
+		return p.theta
+	}
+	return append(slices.Clip(p.theta), p.adapters...)
+}
+
+// refVars are the reference policy's parameters (KL): a copy of the starting weights, or the
+// frozen base of a LoRA policy.
+func (p *Policy) refVars() []*context.Variable {
+	if p.lora != nil {
+		return p.theta
+	}
+	return p.ref
+}
 
 // paramNodes reads variables into graph g.
 func paramNodes(g *Graph, vars []*context.Variable) []*Node {
@@ -219,7 +272,7 @@ func (p *Policy) buildExecs() error {
 	}
 	c, a := p.cfg, p.arch
 	p.logits = mk(func(_ *context.Context, in []*Node) []*Node {
-		return []*Node{a.forwardAt(paramNodes(in[0].Graph(), p.theta), in[0], nil)}
+		return []*Node{a.forwardAt(paramNodes(in[0].Graph(), p.forwardVars()), in[0], nil)}
 	})
 	logpFn := func(vars func() []*context.Variable) func(*context.Context, []*Node) []*Node {
 		return func(_ *context.Context, in []*Node) []*Node {
@@ -232,15 +285,18 @@ func (p *Policy) buildExecs() error {
 			return []*Node{lp, ent}
 		}
 	}
-	p.logp = mk(logpFn(func() []*context.Variable { return p.theta }))
-	if p.ref != nil {
-		p.refLogp = mk(logpFn(func() []*context.Variable { return p.ref }))
+	p.logp = mk(logpFn(p.forwardVars))
+	if p.kl {
+		p.refLogp = mk(logpFn(p.refVars))
 	}
 	p.decode = mk(func(_ *context.Context, in []*Node) []*Node {
-		lg, caches := a.decodeStep(paramNodes(in[0].Graph(), p.theta), in[0], in[1], in[2:])
+		lg, caches := a.decodeStep(paramNodes(in[0].Graph(), p.forwardVars()), in[0], in[1], in[2:])
 		return append([]*Node{lg}, caches...)
 	})
 	p.train = mk(p.trainGraph)
+	if err == nil && p.lora != nil {
+		p.merge, err = context.NewExec(p.backend, p.ctx, p.mergeGraph)
+	}
 	if err == nil && p.devices > 1 {
 		err = p.distributeTrain()
 	}
@@ -262,7 +318,7 @@ func (p *Policy) distributeTrain() error {
 		return err
 	}
 	inputs := 8 // tokens, index, bias, targets, oldLogp, adv, weight, lr
-	if p.ref != nil {
+	if p.kl {
 		inputs++
 	}
 	if p.loss.Objective == spec.ObjectiveStep {
@@ -296,7 +352,7 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	targets, oldLogp, adv, weight := in[3], in[4], in[5], in[6]
 	i := 7
 	var refLogp *Node
-	if p.ref != nil {
+	if p.kl {
 		refLogp = in[i]
 		i++
 	}
@@ -313,6 +369,11 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	lr := in[i]
 	g := tokens.Graph()
 	theta := paramNodes(g, p.theta)
+	trainable := theta
+	if p.lora != nil { // the base is read, never differentiated: gradients flow to the adapters only
+		trainable = paramNodes(g, p.adapters)
+		theta = append(theta, trainable...)
+	}
 	logits := p.arch.forwardAt(theta, tokens, at)
 	if bias != nil {
 		logits = Add(logits, bias)
@@ -330,11 +391,11 @@ func (p *Policy) trainGraph(_ *context.Context, in []*Node) []*Node {
 	default:
 		t = tokenLoss(p.loss, logp, entropy, oldLogp, adv, weight, refLogp)
 	}
-	grads := Gradient(t.total, theta...)
-	newTheta, newM, newV, newStep, gradNorm, ok := adamUpdate(p.optim, lr, t.total, theta, grads,
+	grads := Gradient(t.total, trainable...)
+	newTheta, newM, newV, newStep, gradNorm, ok := adamUpdate(p.optim, lr, t.total, trainable, grads,
 		paramNodes(g, p.m), paramNodes(g, p.v), p.step.ValueGraph(g))
-	for j := range theta {
-		p.theta[j].SetValueGraph(newTheta[j])
+	for j := range trainable {
+		p.trainable[j].SetValueGraph(newTheta[j])
 		p.m[j].SetValueGraph(newM[j])
 		p.v[j].SetValueGraph(newV[j])
 	}
@@ -409,7 +470,7 @@ func (p *Policy) Update(b *TrainBatch, lr float64) (TrainStats, error) {
 	if b.Len > p.cfg.MaxLen {
 		return TrainStats{}, fmt.Errorf("policy: sequence length %d exceeds max_len %d", b.Len, p.cfg.MaxLen)
 	}
-	if p.ref != nil && len(b.RefLogp) != n {
+	if p.kl && len(b.RefLogp) != n {
 		return TrainStats{}, errors.New("policy: KL is on but the batch has no reference log-probs")
 	}
 	if p.loss.Objective == spec.ObjectiveStep &&
@@ -454,7 +515,7 @@ func (p *Policy) trainArgs(b *TrainBatch, sel *selection, lr float64) []any {
 		sel.index(), sel.attentionBias(p.arch.biasHeads()),
 		sel.ints(b.Targets, 0), sel.floats(b.OldLogp), sel.floats(b.Adv), sel.floats(b.Weight),
 	}
-	if p.ref != nil {
+	if p.kl {
 		args = append(args, sel.floats(b.RefLogp))
 	}
 	if p.loss.Objective == spec.ObjectiveStep {
@@ -495,7 +556,8 @@ func (p *Policy) LogProbs(b *TrainBatch) (logp, entropy []float32, err error) {
 	return p.runLogProbs("logp", p.logp, b)
 }
 
-// RefLogProbs is LogProbs under the frozen reference policy (KL must be on).
+// RefLogProbs is LogProbs under the frozen reference policy (KL must be on): the starting
+// weights, or with LoRA the base without its adapters.
 func (p *Policy) RefLogProbs(b *TrainBatch) ([]float32, error) {
 	if p.refLogp == nil {
 		return nil, errors.New("policy: no reference policy (update.kl is none)")
@@ -596,8 +658,12 @@ func (d *Decoder) Step(tokens, pos []int32) ([]float32, error) {
 }
 
 // Weights returns a host copy of the current parameters, in the fixed parameter order
-// (see ParamNames), each flattened row-major.
+// (see ParamNames; Params), each flattened row-major. With LoRA every adapted matrix is merged
+// with its adapter: W + (α/r)·B·A.
 func (p *Policy) Weights() ([][]float32, error) {
+	if p.lora != nil {
+		return p.mergedWeights()
+	}
 	out := make([][]float32, len(p.theta))
 	for i, v := range p.theta {
 		t, err := v.Value()

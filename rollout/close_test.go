@@ -64,7 +64,7 @@ func TestCollectorClosesEveryEnv(t *testing.T) {
 		return e, nil
 	}
 	cfg := Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2, StepTimeout: 50 * time.Millisecond}
-	c, err := NewCollector(cfg, vocab, newEnv, 2)
+	c, err := NewCollector(cfg, Words{vocab}, newEnv, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCollectorClosesEveryEnv(t *testing.T) {
 		}
 		return newEnv()
 	}
-	if _, err := NewCollector(cfg, vocab, failing, 4); err == nil {
+	if _, err := NewCollector(cfg, Words{vocab}, failing, 4); err == nil {
 		t.Fatal("NewCollector succeeded with a failing factory")
 	}
 	for i, e := range created {

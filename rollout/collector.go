@@ -66,29 +66,18 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ActionRoom is the context an agent's turn takes after its observation: the action marker and
-// an action of ActionMaxTokens tokens, with the end-of-action token when an action may have
-// more than one.
-func (c Config) ActionRoom() int {
-	n := 1 + c.ActionMaxTokens
-	if c.ActionMaxTokens > 1 {
-		n++ // the end-of-action token
-	}
-	return n
-}
-
 // PromptLen is the context an episode's first row holds before its first action: the
-// instruction between the begin-of-sequence and separator tokens, then the first observation.
-// An episode needs MaxLen ≥ PromptLen + ActionRoom to act at all; a shorter one is truncated
-// before its first action.
-func PromptLen(vocab *tokens.Vocab, instruction, observation string) int {
-	return len(vocab.Encode([]int32{tokens.BOSID}, instruction)) + 1 + len(vocab.Encode(nil, observation))
+// instruction (Format.Instruction), then the first observation and the marker of the agent's
+// turn (Format.Turn). An episode needs MaxLen ≥ PromptLen + ActionRoom to act at all; a shorter
+// one is truncated before its first action.
+func PromptLen(f Format, instruction, observation string) int {
+	return len(f.Instruction(instruction)) + len(f.Turn(observation))
 }
 
 // LongestPrompt is the longest PromptLen of the tasks seeds, each reset on e in turn. A reset
 // that fails or panics is left out (the episodes will say what is wrong with the env); one that
 // outlasts timeout (> 0) ends the probe, since the next reset would hang too.
-func LongestPrompt(e envs.Env, vocab *tokens.Vocab, seeds []int64, timeout time.Duration) int {
+func LongestPrompt(e envs.Env, f Format, seeds []int64, timeout time.Duration) int {
 	longest := 0
 	for _, seed := range seeds {
 		type first struct {
@@ -106,9 +95,9 @@ func LongestPrompt(e envs.Env, vocab *tokens.Vocab, seeds []int64, timeout time.
 			expired = time.After(timeout)
 		}
 		select {
-		case f := <-done:
-			if f.err == nil {
-				longest = max(longest, PromptLen(vocab, f.instr, f.obs.Text))
+		case first := <-done:
+			if first.err == nil {
+				longest = max(longest, PromptLen(f, first.instr, first.obs.Text))
 			}
 		case <-expired:
 			return longest
@@ -149,7 +138,7 @@ func (req Request) newBatch() *Batch {
 // call per token.
 type Collector struct {
 	cfg    Config
-	vocab  *tokens.Vocab
+	format Format
 	newEnv func() (envs.Env, error)
 	// envs are the instances, one per episode that may run at once; an entry is nil after its
 	// instance was abandoned in a call that the context cancelled, and rebuilt when needed.
@@ -166,15 +155,16 @@ type Collector struct {
 // while a call waiting on a remote server does not hold the stop up.
 const stopGrace = 2 * time.Second
 
-// NewCollector creates a collector for a decoder of slots rows. newEnv builds one env instance
+// NewCollector creates a collector for a decoder of slots rows, laying its episodes out in
+// format f. newEnv builds one env instance
 // per parallel episode — slots of them, or fewer when the env says that fewer may run at once
 // (envs.Parallel: a remote server's session cap) — and more to replace instances whose calls
 // time out. The collector owns every instance it builds: Close releases them.
-func NewCollector(cfg Config, vocab *tokens.Vocab, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
+func NewCollector(cfg Config, f Format, newEnv func() (envs.Env, error), slots int) (*Collector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, vocab: vocab, newEnv: newEnv, width: slots}
+	c := &Collector{cfg: cfg, format: f, newEnv: newEnv, width: slots}
 	n := slots
 	for len(c.envs) < n {
 		e, err := newEnv()
@@ -231,7 +221,7 @@ func (c *Collector) instance(i int) (envs.Env, error) {
 type slot struct {
 	idx      int // index of the slot's env in Collector.envs
 	traj     *Trajectory
-	instr    []int32 // <bos> instruction <sep>
+	instr    []int32 // the row's opening (Format.Instruction)
 	turns    [][]int32
 	seq      []int32 // the current row's tokens
 	logp     []float32
@@ -239,6 +229,7 @@ type slot struct {
 	fed      int // tokens of seq already in the decoder's cache
 	acting   bool
 	action   []int32
+	capped   bool // the action reached the token cap without its end token
 	key      string
 	over     bool
 	turnBase int // in the window layout: index in seq where the current turn starts
@@ -307,17 +298,11 @@ func (c *Collector) wave(ctx context.Context, dec Decoder, trajs []Trajectory, g
 	}
 	tokens, pos := make([]int32, n), make([]int32, n)
 	active := make([]bool, n)
-	vocab := c.vocab.Size()
+	vocab := c.format.Size()
 	for {
-		if !feedInputs(slots, tokens, pos, active) {
-			return nil
-		}
-		t0 := time.Now()
-		logits, err := dec.Step(tokens, pos, active)
-		st.DecodeTime += time.Since(t0)
-		st.DecodeCalls++
-		if err != nil {
-			return fmt.Errorf("rollout: decode: %w", err)
+		logits, live, err := decode(dec, slots, tokens, pos, active, st)
+		if err != nil || !live {
+			return err
 		}
 		for i, s := range slots {
 			if !active[i] {
@@ -353,15 +338,18 @@ func (c *Collector) take(ctx context.Context, s *slot, tok int32, lp float32, st
 		k = -1
 	}
 	s.stepOf = append(s.stepOf, k)
-	if tok != tokens.EOAID {
+	s.capped = false
+	if tok != c.format.End() {
 		s.action = append(s.action, tok)
 		if len(s.action) < c.cfg.ActionMaxTokens {
 			return false
 		}
-		if c.cfg.ActionMaxTokens > 1 {
-			c.push(s, tokens.EOAID)
+		s.capped = true
+		if c.format.ForcedEnd(c.cfg.ActionMaxTokens) {
+			c.push(s, c.format.End())
 		}
 	}
+	c.push(s, c.format.AfterAction()...)
 	c.act(ctx, s, st)
 	return true
 }
@@ -429,8 +417,7 @@ func (c *Collector) reset(ctx context.Context, s *slot, st *Stats) {
 func (c *Collector) started(s *slot, instr string, obs envs.Observation) {
 	s.instrText, s.first, s.firstKey = instr, obs, c.envs[s.idx].StateKey()
 	s.traj.StartDistance = obs.Info.Distance
-	s.instr = c.vocab.Encode([]int32{tokens.BOSID}, instr)
-	s.instr = append(s.instr, tokens.SepID)
+	s.instr = c.format.Instruction(instr)
 	s.key = s.firstKey
 	c.beginTurn(s, obs.Text)
 }
@@ -438,8 +425,8 @@ func (c *Collector) started(s *slot, instr string, obs envs.Observation) {
 // beginTurn lays out the observation and hands the turn to the agent, or truncates the episode
 // when the context cannot hold another turn.
 func (c *Collector) beginTurn(s *slot, obsText string) {
-	obs := c.vocab.Encode(nil, obsText)
-	need := len(obs) + c.cfg.ActionRoom()
+	obs := c.format.Turn(obsText)
+	need := len(obs) + c.cfg.ActionRoom(c.format)
 	if c.cfg.Layout == LayoutEpisode {
 		if s.seq == nil {
 			c.push(s, s.instr...)
@@ -449,7 +436,6 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 			return
 		}
 		c.push(s, obs...)
-		c.push(s, tokens.ActID)
 	} else {
 		// Window: a fresh row of the instruction, as many of the last K turns as fit, the observation.
 		keep := min(c.cfg.WindowTurns, len(s.turns))
@@ -473,7 +459,6 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 		}
 		s.turnBase = len(s.seq)
 		c.push(s, obs...)
-		c.push(s, tokens.ActID)
 	}
 	s.acting = true
 	s.action = s.action[:0]
@@ -482,7 +467,7 @@ func (c *Collector) beginTurn(s *slot, obsText string) {
 // act sends the finished action to the env and records the step.
 func (c *Collector) act(ctx context.Context, s *slot, st *Stats) {
 	s.acting = false
-	text := c.vocab.Decode(s.action)
+	text := c.format.Action(s.action, s.capped)
 	t0 := time.Now()
 	var obs envs.Observation
 	err := c.call(ctx, s.idx, "Step", func(e envs.Env) (err error) {
@@ -667,6 +652,40 @@ func safeStep(e envs.Env, action string) (obs envs.Observation, err error) {
 		err = fmt.Errorf("env Step(%q): %w", action, err)
 	}
 	return obs, err
+}
+
+// Feeder is a Decoder that can also take many tokens of one row in one call (a prefill): Feed
+// appends tokens to row's sequence from position pos (0 starts a new sequence). The collector
+// feeds a row's context that way up to its last token, whose logits the next Step returns.
+type Feeder interface {
+	Feed(row int, tokens []int32, pos int32) error
+}
+
+// decode runs one decoder step for every live slot, after feeding a Feeder each slot's pending
+// context but its last token, and reports whether any slot was live.
+func decode(dec Decoder, slots []*slot, tokens, pos []int32, active []bool, st *Stats) ([]float32, bool, error) {
+	t0 := time.Now()
+	if f, ok := dec.(Feeder); ok {
+		for i, s := range slots {
+			if s == nil || s.over || len(s.seq)-s.fed < 2 {
+				continue
+			}
+			if err := f.Feed(i, s.seq[s.fed:len(s.seq)-1], int32(s.fed)); err != nil {
+				return nil, false, fmt.Errorf("rollout: decode: %w", err)
+			}
+			s.fed = len(s.seq) - 1
+		}
+	}
+	if !feedInputs(slots, tokens, pos, active) {
+		return nil, false, nil
+	}
+	logits, err := dec.Step(tokens, pos, active)
+	st.DecodeTime += time.Since(t0)
+	st.DecodeCalls++
+	if err != nil {
+		return nil, false, fmt.Errorf("rollout: decode: %w", err)
+	}
+	return logits, true, nil
 }
 
 // feedInputs sets, for every slot, the decoder's next input: the slot's next token and position

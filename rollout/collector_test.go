@@ -94,7 +94,7 @@ func setup(t *testing.T, cfg Config, slots int, env func() *countEnv) (*Collecto
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCollector(cfg, vocab, func() (envs.Env, error) { return env(), nil }, slots)
+	c, err := NewCollector(cfg, Words{vocab}, func() (envs.Env, error) { return env(), nil }, slots)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"time"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/tokens"
 )
 
 // Start is where a continued episode begins: a task, the actions that lead from its reset to the
@@ -55,7 +53,7 @@ func ActionTokens(tr *Trajectory) [][]int32 {
 // the end-of-action token (and holding it nowhere else), or exactly ActionMaxTokens tokens long
 // without it.
 func (c *Collector) checkAction(ids []int32) error {
-	n := c.cfg.ActionMaxTokens
+	n, end := c.cfg.ActionMaxTokens, c.format.End()
 	switch {
 	case len(ids) == 0:
 		return fmt.Errorf("empty action")
@@ -63,19 +61,19 @@ func (c *Collector) checkAction(ids []int32) error {
 		return fmt.Errorf("action of %d tokens exceeds action_max_tokens %d", len(ids), n)
 	}
 	for i, id := range ids {
-		if id < 0 || int(id) >= c.vocab.Size() {
-			return fmt.Errorf("token %d outside the vocabulary (size %d)", id, c.vocab.Size())
+		if id < 0 || int(id) >= c.format.Size() {
+			return fmt.Errorf("token %d outside the vocabulary (size %d)", id, c.format.Size())
 		}
-		if id == tokens.EOAID && i != len(ids)-1 {
+		if id == end && i != len(ids)-1 {
 			return fmt.Errorf("end-of-action token inside the action")
 		}
 	}
-	last := ids[len(ids)-1]
-	if last != tokens.EOAID && len(ids) != n {
-		return fmt.Errorf("action of %d tokens is neither ended by <eoa> nor action_max_tokens (%d) long", len(ids), n)
+	last, endText := ids[len(ids)-1], c.format.Decode([]int32{end})
+	if last != end && len(ids) != n {
+		return fmt.Errorf("action of %d tokens is neither ended by %s nor action_max_tokens (%d) long", len(ids), endText, n)
 	}
-	if last == tokens.EOAID && len(ids) == n+1 {
-		return fmt.Errorf("action of %d tokens plus <eoa> exceeds action_max_tokens %d", n, n)
+	if last == end && len(ids) == n+1 {
+		return fmt.Errorf("action of %d tokens plus %s exceeds action_max_tokens %d", n, endText, n)
 	}
 	return nil
 }
@@ -196,17 +194,14 @@ func (c *Collector) Continue(dec Decoder, starts []Start, rng *rand.Rand) (*Batc
 	}
 	tokens, pos := make([]int32, n), make([]int32, n)
 	active := make([]bool, n)
-	vocab := c.vocab.Size()
+	vocab := c.format.Size()
 	for {
-		if !feedInputs(slots, tokens, pos, active) {
-			return b, st, nil
-		}
-		t0 := time.Now()
-		logits, err := dec.Step(tokens, pos, active)
-		st.DecodeTime += time.Since(t0)
-		st.DecodeCalls++
+		logits, live, err := decode(dec, slots, tokens, pos, active, &st)
 		if err != nil {
-			return nil, st, fmt.Errorf("rollout: decode: %w", err)
+			return nil, st, err
+		}
+		if !live {
+			return b, st, nil
 		}
 		for i, s := range slots {
 			if !active[i] {

@@ -54,7 +54,7 @@ func newHashSetup(t *testing.T, cfg Config, slots int) (*Collector, *tokens.Voca
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCollector(cfg, vocab, func() (envs.Env, error) { return &countEnv{max: 6}, nil }, slots)
+	c, err := NewCollector(cfg, Words{vocab}, func() (envs.Env, error) { return &countEnv{max: 6}, nil }, slots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestTokenLogProb(t *testing.T) {
 // the count env, each replaying two actions and forcing a third.
 func BenchmarkContinue(b *testing.B) {
 	vocab, _ := tokens.NewVocab((&countEnv{}).Vocabulary())
-	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 96, ActionMaxTokens: 2}, vocab,
+	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 96, ActionMaxTokens: 2}, Words{vocab},
 		func() (envs.Env, error) { return &countEnv{max: 6}, nil }, 64)
 	if err != nil {
 		b.Fatal(err)

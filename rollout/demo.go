@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/graftrl/graftrl/envs"
-	"github.com/graftrl/graftrl/tokens"
 )
 
 // Teacher chooses the action of a demonstration in the current state of e. rng is the
@@ -59,28 +58,27 @@ func (c *Collector) Demonstrate(teacher Teacher, req Request, rng *rand.Rand) (*
 	return b, st, nil
 }
 
-// actionTokens encodes a teacher's action as the tokens sampling would produce for it: its words
-// and, below the cap, the end-of-action token.
+// actionTokens encodes a teacher's action as the tokens sampling would produce for it
+// (Format.EncodeAction) and, below the cap, the end token.
 func (c *Collector) actionTokens(text string) ([]int32, error) {
-	ids := c.vocab.Encode(nil, text)
+	ids, err := c.format.EncodeAction(text)
 	switch {
+	case err != nil:
+		return nil, err
 	case len(ids) == 0:
 		return nil, fmt.Errorf("rollout: the teacher's action %q has no words", text)
 	case len(ids) > c.cfg.ActionMaxTokens:
-		return nil, fmt.Errorf("rollout: the teacher's action %q has %d words, more than rollout.action_max_tokens = %d",
+		return nil, fmt.Errorf("rollout: the teacher's action %q has %d tokens, more than rollout.action_max_tokens = %d",
 			text, len(ids), c.cfg.ActionMaxTokens)
 	}
 	for _, id := range ids {
-		if id == tokens.UnkID {
-			return nil, fmt.Errorf("rollout: the teacher's action %q uses a word outside the environment's vocabulary", text)
-		}
 		if c.cfg.ActionBias != nil && c.cfg.ActionBias[id] != 0 {
 			return nil, fmt.Errorf("rollout: the teacher's action %q uses %q, which is not one of the environment's action words",
-				text, c.vocab.Word(id))
+				text, c.format.Decode([]int32{id}))
 		}
 	}
 	if len(ids) < c.cfg.ActionMaxTokens {
-		ids = append(ids, tokens.EOAID)
+		ids = append(ids, c.format.End())
 	}
 	return ids, nil
 }

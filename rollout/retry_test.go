@@ -65,7 +65,7 @@ func collectLossy(t *testing.T, cfg Config, slots int, env func(i int) envs.Env)
 		t.Fatal(err)
 	}
 	built := 0
-	c, err := NewCollector(cfg, vocab, func() (envs.Env, error) { built++; return env(built - 1), nil }, slots)
+	c, err := NewCollector(cfg, Words{vocab}, func() (envs.Env, error) { built++; return env(built - 1), nil }, slots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestCollectorRespectsMaxParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2}, vocab, func() (envs.Env, error) {
+	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2}, Words{vocab}, func() (envs.Env, error) {
 		built++
 		return &parallelEnv{countEnv: countEnv{max: 6}, n: 3}, nil
 	}, 8)
@@ -212,7 +212,7 @@ func TestCollectStopsOnCancel(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2, Retries: 100}
-			c, err := NewCollector(cfg, vocab, func() (envs.Env, error) { return env(), nil }, 2)
+			c, err := NewCollector(cfg, Words{vocab}, func() (envs.Env, error) { return env(), nil }, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func TestCollectFinishesHealthyCallsAfterCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2, Retries: 3}, vocab,
+	c, err := NewCollector(Config{Layout: LayoutEpisode, MaxLen: 64, ActionMaxTokens: 2, Retries: 3}, Words{vocab},
 		func() (envs.Env, error) { return &countEnv{max: 6}, nil }, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,8 @@
 #   lm-bench.txt      graftrl bench --model on the backend, when the model file is here (else
 #                     skipped, not failed): host prefill and decode, the graph decoder at batch 1
 #                     and 16, and the train step at T64×B8
+#   lm-train.txt      a 2-iteration RL run of configs/lm/maze.yaml (SmolLM2 with LoRA, chat
+#                     episodes) on the backend, when the model file is here
 #   summary.txt       one line per step: status, seconds, the step's figure; printed as a table
 #                     at the end; also setup.txt, nvidia-smi.txt
 # $GPU_CHECK_BIN replaces bin/gpu-check; $GPU_CHECK_STEPS runs some of the steps only
@@ -264,7 +266,10 @@ for s in $STEPS; do
         continue
       fi
       step "lm bench" "$OUT/lm-bench.txt" fig_lm "$BIN/graftrl" bench --model "$MODEL" --backend "$BACKEND" \
-        --graph-sampling --sample-batches 1,16 --decode-len 32 --batch 8 --len 64 --reps 3 ;;
+        --graph-sampling --sample-batches 1,16 --decode-len 32 --batch 8 --len 64 --reps 3
+      step "lm train" "$OUT/lm-train.txt" fig_train "$BIN/graftrl" train --config configs/lm/maze.yaml --backend "$BACKEND" \
+        --iterations 2 --out-dir "$OUT/runs" --name gpu-lm --set policy.pretrained="$MODEL" \
+        --set tasks.eval=4 --set eval.sampled=false --set eval.at_start=false ;;
   esac
 done
 log "summary ($BACKEND; outputs in $OUT):"

@@ -63,13 +63,18 @@ func bucketRows(n int) int {
 
 // makeTrainBatch lays rows out as a padded policy.TrainBatch. Position t of a row predicts token
 // t+1: its target, old log-prob, advantage and step come from token t+1. Padding rows and
-// positions get weight 0.
-func makeTrainBatch(rows []trainRow, loss policy.LossConfig, maxLen, maxSteps int) *policy.TrainBatch {
+// positions get weight 0. With padRows the row count is bucketed (bucketRows) so that few
+// shapes are compiled; without, a minibatch has its own rows only (a pretrained model, whose
+// every padding row would cost a forward and backward pass over the whole model).
+func makeTrainBatch(rows []trainRow, loss policy.LossConfig, maxLen, maxSteps int, padRows bool) *policy.TrainBatch {
 	longest := 0
 	for _, r := range rows {
 		longest = max(longest, len(r.row.Tokens)-1)
 	}
-	rowsN, length := bucketRows(len(rows)), bucketLen(longest, maxLen)
+	rowsN, length := len(rows), bucketLen(longest, maxLen)
+	if padRows {
+		rowsN = bucketRows(len(rows))
+	}
 	n := rowsN * length
 	tb := &policy.TrainBatch{Rows: rowsN, Len: length, Tokens: make([]int32, n), Targets: make([]int32, n),
 		OldLogp: make([]float32, n), Adv: make([]float32, n)}

@@ -18,7 +18,7 @@ func TestMakeTrainBatchLayout(t *testing.T) {
 		StepOf:  []int16{-1, -1, -1, -1, -1, 0, 0, -1, -1, 1, 1},
 	}
 	adv := []float64{0.5, -2}
-	tb := makeTrainBatch([]trainRow{{row: row, adv: adv}}, spec.DefaultLossConfig(), 128, 12)
+	tb := makeTrainBatch([]trainRow{{row: row, adv: adv}}, spec.DefaultLossConfig(), 128, 12, true)
 	if tb.Rows != 8 || tb.Len != 16 {
 		t.Fatalf("shape %d×%d, want 8×16 (buckets)", tb.Rows, tb.Len)
 	}
@@ -49,7 +49,7 @@ func TestMakeTrainBatchLayout(t *testing.T) {
 	// The step objective: per-row step indices and one weight per step, averaged over steps.
 	l := spec.DefaultLossConfig()
 	l.Objective = spec.ObjectiveStep
-	tb = makeTrainBatch([]trainRow{{row: row, adv: adv}}, l, 128, 3)
+	tb = makeTrainBatch([]trainRow{{row: row, adv: adv}}, l, 128, 3, true)
 	wantStep := []int32{-1, -1, -1, -1, 0, 0, -1, -1, 1, 1, -1, -1, -1, -1, -1, -1}
 	if !reflect.DeepEqual(tb.StepOf[:16], wantStep) {
 		t.Fatalf("step_of %v", tb.StepOf[:16])

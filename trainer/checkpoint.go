@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
+	"github.com/graftrl/graftrl/config"
 	"github.com/graftrl/graftrl/internal/limits"
 	"github.com/graftrl/graftrl/rundir"
 )
@@ -96,7 +98,7 @@ func (t *Trainer) saveCheckpoint() error {
 	if err := t.pol.Save(rundir.PolicyPath(tmp)); err != nil {
 		return err
 	}
-	if err := writeVocab(tmp, t.vocab); err != nil {
+	if err := writeVocab(tmp, t.info.identity()); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	data, _ := json.MarshalIndent(st, "", " ")
@@ -341,6 +343,15 @@ func (t *Trainer) restore(ckpt string) (trainerState, error) {
 	st, err := readState(ckpt)
 	if err != nil {
 		return st, fmt.Errorf("checkpoint %s: %w", ckpt, err)
+	}
+	if m := t.info.Model; m != nil {
+		// A pretrained run's checkpoint (LoRA adapters, or weights trained from the model)
+		// names the model it was trained from; another file would load and mean nothing.
+		words, err := readInitVocab(ckpt)
+		if err != nil || !slices.Equal(words, t.info.identity()) {
+			return st, &config.Error{Msg: fmt.Sprintf("policy.pretrained: checkpoint %s was not trained from %s (its %s does not name that model's SHA-256 %s)",
+				ckpt, m.Path, rundir.VocabFile, m.SHA256)}
+		}
 	}
 	if err := t.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return st, err

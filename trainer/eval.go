@@ -93,37 +93,11 @@ func evalLine(m Metrics) string {
 // checkpoint started, so the two agree, sampled episodes included. When the checkpoint
 // evaluated is not the run's newest, it says so through opts.Out.
 func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
-	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
-	if err != nil {
-		return nil, err
-	}
-	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
-	t, err := newTrainer(cfg, opts, true)
+	t, ckpt, st, err := openCheckpoint(runDir, ckpt, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	list, err := rundir.ListCheckpoints(runDir)
-	if err != nil {
-		return nil, err
-	}
-	if ckpt == "" {
-		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
-			return nil, err
-		}
-		if ckpt == "" {
-			return nil, fmt.Errorf("run %s has no valid checkpoint", runDir)
-		}
-	} else if err := VerifyCheckpoint(ckpt); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", ckpt, err)
-	}
-	if len(list) > 0 && !sameDir(ckpt, list[len(list)-1]) {
-		t.logf("evaluating checkpoint %s, not the run's newest (%s)", ckpt, list[len(list)-1])
-	}
-	st, err := t.restore(ckpt)
-	if err != nil {
-		return nil, err
-	}
 	if st.EvalRNG != nil {
 		if err := t.pcgs["eval"].UnmarshalBinary(st.EvalRNG); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: evaluation stream: %w", ckpt, err)
@@ -139,6 +113,75 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 	}
 	m["checkpoint"] = ckpt
 	return m, nil
+}
+
+// openCheckpoint builds the trainer of a run's config, writing nothing and taking no lock, and
+// restores a checkpoint into it (the newest valid one when ckpt is empty); it says through
+// opts.Out when that is not the run's newest.
+func openCheckpoint(runDir, ckpt string, opts Options) (*Trainer, string, trainerState, error) {
+	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	if err != nil {
+		return nil, "", trainerState{}, err
+	}
+	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
+	t, err := newTrainer(cfg, opts, true)
+	if err != nil {
+		return nil, "", trainerState{}, err
+	}
+	fail := func(err error) (*Trainer, string, trainerState, error) {
+		t.Close()
+		return nil, "", trainerState{}, err
+	}
+	list, err := rundir.ListCheckpoints(runDir)
+	if err != nil {
+		return fail(err)
+	}
+	if ckpt == "" {
+		if ckpt, err = latestValidCheckpoint(runDir, t.logf); err != nil {
+			return fail(err)
+		}
+		if ckpt == "" {
+			return fail(fmt.Errorf("run %s has no valid checkpoint", runDir))
+		}
+	} else if err := VerifyCheckpoint(ckpt); err != nil {
+		return fail(fmt.Errorf("checkpoint %s: %w", ckpt, err))
+	}
+	if len(list) > 0 && !sameDir(ckpt, list[len(list)-1]) {
+		t.logf("evaluating checkpoint %s, not the run's newest (%s)", ckpt, list[len(list)-1])
+	}
+	st, err := t.restore(ckpt)
+	if err != nil {
+		return fail(err)
+	}
+	return t, ckpt, st, nil
+}
+
+// Episode is one episode a run's policy played (PlayRun): the checkpoint, the trajectory, and
+// the text of each of its token rows (for a pretrained policy, the chat).
+type Episode struct {
+	Checkpoint string
+	Traj       rollout.Trajectory
+	Rows       []string
+}
+
+// PlayRun restores a run's checkpoint (the newest valid one when ckpt is empty) and lets its
+// policy play task: greedy decoding, or sampled with seed. Like EvaluateRun it writes nothing.
+func PlayRun(runDir, ckpt string, task int64, sampled bool, seed uint64, opts Options) (Episode, error) {
+	t, ckpt, _, err := openCheckpoint(runDir, ckpt, opts)
+	if err != nil {
+		return Episode{}, err
+	}
+	defer t.Close()
+	req := rollout.Request{Tasks: []int64{task}, Group: 1, Greedy: !sampled}
+	b, _, err := t.coll.Collect(t.dec, req, rngFor(seed, streamEval))
+	if err != nil {
+		return Episode{}, err
+	}
+	ep := Episode{Checkpoint: ckpt, Traj: b.Trajs[0]}
+	for _, r := range ep.Traj.Rows {
+		ep.Rows = append(ep.Rows, t.info.Format.Decode(r.Tokens))
+	}
+	return ep, nil
 }
 
 // sameDir reports whether a and b name the same directory.

@@ -44,9 +44,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// childTrain runs (or resumes) the resume config into dir; exit 75 when interrupted.
+// childTrain runs (or resumes) the resume config into dir — or, with GRAFTRL_TEST_TRAIN_MODEL
+// set, lmYAML on that model; exit 75 when interrupted.
 func childTrain(dir string, slow bool) int {
-	cfg, err := config.Parse("r.yaml", []byte(resumeYAML), []string{"out_dir=" + dir})
+	yaml, sets := resumeYAML, []string{"out_dir=" + dir}
+	if model := os.Getenv("GRAFTRL_TEST_TRAIN_MODEL"); model != "" {
+		yaml, sets = lmYAML, append(sets, "policy.pretrained="+model)
+	}
+	cfg, err := config.Parse("r.yaml", []byte(yaml), sets)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -72,10 +77,10 @@ func childTrain(dir string, slow bool) int {
 	return 0
 }
 
-func startChild(t *testing.T, dir string) *exec.Cmd {
+func startChild(t *testing.T, dir string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GRAFTRL_TEST_TRAIN_DIR="+dir, "GRAFTRL_TEST_SLOW=1")
+	cmd.Env = append(append(os.Environ(), "GRAFTRL_TEST_TRAIN_DIR="+dir, "GRAFTRL_TEST_SLOW=1"), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -176,18 +181,24 @@ func TestResumeAfterKill(t *testing.T) {
 			if sig == syscall.SIGTERM && code != 75 && code != 0 {
 				t.Fatalf("SIGTERM: exit status %d (%v), want 75 (interrupted, checkpoint written)", code, err)
 			}
-			resume := startChild(t, dir)
-			if err := resume.Wait(); err != nil {
-				t.Fatalf("resume: %v", err)
-			}
-			gotMetrics, gotWeights := readRun(t, run)
-			if !bytes.Equal(gotMetrics, wantMetrics) {
-				t.Fatalf("resumed metrics differ from the uninterrupted run:\n%s\n---\n%s", gotMetrics, wantMetrics)
-			}
-			if gotWeights != wantWeights {
-				t.Fatalf("resumed final weights differ: %s vs %s", gotWeights, wantWeights)
-			}
+			resumeMatches(t, dir, run, wantMetrics, wantWeights)
 		})
+	}
+}
+
+// resumeMatches resumes the run in dir (a child process, with env) and checks that it ends
+// where the uninterrupted run ended: the same metrics.jsonl bytes and final weights.
+func resumeMatches(t *testing.T, dir, run string, wantMetrics []byte, wantWeights string, env ...string) {
+	t.Helper()
+	if err := startChild(t, dir, env...).Wait(); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	gotMetrics, gotWeights := readRun(t, run)
+	if !bytes.Equal(gotMetrics, wantMetrics) {
+		t.Fatalf("resumed metrics differ from the uninterrupted run:\n%s\n---\n%s", gotMetrics, wantMetrics)
+	}
+	if gotWeights != wantWeights {
+		t.Fatalf("resumed final weights differ: %s vs %s", gotWeights, wantWeights)
 	}
 }
 

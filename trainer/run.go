@@ -25,7 +25,7 @@ func (t *Trainer) saveBatch(b *rollout.Batch) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save batch: %w", err)
 	}
-	return rollout.WriteReplay(path, &rollout.Replay{Iter: t.iter + 1, Env: t.cfg.Env.Name, Vocab: t.vocab.Words(), Batch: b})
+	return rollout.WriteReplay(path, &rollout.Replay{Iter: t.iter + 1, Env: t.cfg.Env.Name, Vocab: t.info.identity(), Batch: b})
 }
 
 // checkWritable makes sure the run directory can take the run before any training: it creates

@@ -21,7 +21,6 @@ import (
 	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/rollout"
 	"github.com/graftrl/graftrl/rundir"
-	"github.com/graftrl/graftrl/tokens"
 )
 
 // SFTReport is what a warm start writes beside its weights (rundir.SFTReportFile).
@@ -119,7 +118,7 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 	if err != nil {
 		return nil, err
 	}
-	coll, err := newCollector(&cfg, pol, info.Vocab, 1)
+	coll, err := newCollector(&cfg, pol, info.Format, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +143,7 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 		return nil, err
 	}
 	rep.Seconds["train"] = time.Since(t0).Seconds()
-	if err := writeInit(dir, pol, info.Vocab, rep); err != nil {
+	if err := writeInit(dir, pol, info.identity(), rep); err != nil {
 		return nil, err
 	}
 	rep.Seconds["total"] = time.Since(start).Seconds()
@@ -234,7 +233,7 @@ func trainSFT(cfg config.Config, pol *policy.Policy, po policy.Options, maxTurns
 			sel = append(sel, rows[i])
 		}
 		order = order[len(sel):]
-		st, err := pol.Update(makeTrainBatch(sel, po.Loss, po.Model.MaxLen, maxTurns), cfg.SFT.LR)
+		st, err := pol.Update(makeTrainBatch(sel, po.Loss, po.Model.MaxLen, maxTurns, po.Pretrained == nil), cfg.SFT.LR)
 		if err != nil {
 			return nil, fmt.Errorf("sft step %d: %w", step, err)
 		}
@@ -384,7 +383,7 @@ func firstErr(b *rollout.Batch) string {
 
 // writeInit writes an init directory (weights, vocabulary, report) under a temporary name and
 // renames it into place.
-func writeInit(dir string, pol *policy.Policy, vocab *tokens.Vocab, rep *SFTReport) error {
+func writeInit(dir string, pol *policy.Policy, vocab []string, rep *SFTReport) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("sft: %s exists already", dir)
 	}
@@ -453,9 +452,10 @@ func stableName(n string) string {
 	return n
 }
 
-// writeVocab writes the vocabulary into dir (rundir.VocabFile), one word per line in id order.
-func writeVocab(dir string, vocab *tokens.Vocab) error {
-	return os.WriteFile(filepath.Join(dir, rundir.VocabFile), []byte(strings.Join(vocab.Words(), "\n")+"\n"), 0o644)
+// writeVocab writes the vocabulary into dir (rundir.VocabFile), one word per line in id order
+// (EnvInfo.identity: for a pretrained policy, its model's checksum).
+func writeVocab(dir string, vocab []string) error {
+	return os.WriteFile(filepath.Join(dir, rundir.VocabFile), []byte(strings.Join(vocab, "\n")+"\n"), 0o644)
 }
 
 // readInitVocab reads the vocabulary of an init directory.
@@ -467,10 +467,11 @@ func readInitVocab(dir string) ([]string, error) {
 	return strings.Fields(string(data)), nil
 }
 
-// loadInit reads the weights of policy.init for a policy of architecture pc and vocabulary
-// vocab, and the SHA-256 of its checkpoint. A missing or damaged directory, another architecture
-// or another vocabulary is a config.Error naming policy.init.
-func loadInit(path string, pc policy.Config, vocab *tokens.Vocab) ([][]float32, string, error) {
+// loadInit reads the weights of policy.init for a policy of options po on the env info
+// describes, and the SHA-256 of its checkpoint. A missing or damaged directory, another
+// architecture or another vocabulary (another pretrained model) is a config.Error naming
+// policy.init.
+func loadInit(path string, po policy.Options, info EnvInfo) ([][]float32, string, error) {
 	fail := func(format string, args ...any) ([][]float32, string, error) {
 		return nil, "", &config.Error{Msg: "policy.init: " + fmt.Sprintf(format, args...)}
 	}
@@ -484,10 +485,17 @@ func loadInit(path string, pc policy.Config, vocab *tokens.Vocab) ([][]float32, 
 	if err != nil {
 		return fail("%s has no readable %s (%v): it was not written by graftrl sft or a graftrl checkpoint", path, rundir.VocabFile, err)
 	}
-	if want := vocab.Words(); !slices.Equal(words, want) {
+	if want := info.identity(); !slices.Equal(words, want) {
+		if info.Model != nil {
+			return fail("%s was not trained from policy.pretrained %s (its %s does not name that model's checksum %s)", path, info.Model.Path, rundir.VocabFile, info.Model.SHA256)
+		}
 		return fail("%s was trained with another vocabulary (%d words; this env has %d): a policy of another env or env options", path, len(words), len(want))
 	}
-	w, err := policy.ReadCheckpointWeights(filepath.Join(path, rundir.PolicyDir), pc)
+	specs := spec.Params(po.Model)
+	if po.Pretrained != nil {
+		specs = spec.LlamaParams(po.Pretrained.Config)
+	}
+	w, err := policy.ReadCheckpointParams(filepath.Join(path, rundir.PolicyDir), specs)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -115,8 +115,8 @@ func convertRun(o *convertOptions) error {
 // convertMeta is the GGUF metadata of the output: the source GGUF's, or for a Hugging Face
 // source its name, context length and tokenizer.
 func convertMeta(src *modelSource) ([]modelfile.KV, error) {
-	if src.gguf != nil {
-		return pretrained.GGUFMetadata(src.gguf), nil
+	if src.GGUF != nil {
+		return pretrained.GGUFMetadata(src.GGUF), nil
 	}
 	meta, err := pretrained.HFGGUFMetadata(src.path)
 	if err != nil {
@@ -132,8 +132,8 @@ func convertToHF(src *modelSource, c pretrained.Config, w pretrained.Weights, o 
 		return err
 	}
 	extra := map[string]any{}
-	if src.gguf != nil {
-		extra = pretrained.HFConfigExtras(src.gguf)
+	if src.GGUF != nil {
+		extra = pretrained.HFConfigExtras(src.GGUF)
 	} else if extra, err = pretrained.HFConfigExtrasOf(src.path); err != nil {
 		return err
 	}

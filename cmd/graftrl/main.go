@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/graftrl/graftrl/config"
 	_ "github.com/graftrl/graftrl/envs/all" // register every environment, the openenv client among them
 	"github.com/graftrl/graftrl/internal/limits"
+	"github.com/graftrl/graftrl/policy/pretrained"
 	"github.com/graftrl/graftrl/policy/spec"
 	"github.com/graftrl/graftrl/sweep"
 	"github.com/graftrl/graftrl/trainer"
@@ -229,6 +231,7 @@ func main() {
 }
 
 func run(args []string) int {
+	softMemoryLimit()
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.WithValue(context.Background(), rawArgsKey{}, args))
@@ -236,6 +239,20 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "graftrl:", err)
 	}
 	return exitStatus(err)
+}
+
+// softMemoryLimit asks the garbage collector to keep the heap under three quarters of the
+// memory available at start, unless GOMEMLIMIT says otherwise. A language model's update
+// allocates gigabytes of short-lived activations, which GoMLX's go backend pools between
+// updates; GOGC's pacing alone lets the heap grow to twice what is live and the kernel kill the
+// run, where collecting sooner keeps it within the machine. Results do not depend on it.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if avail, ok := pretrained.MemAvailable(); ok && avail > 1<<30 {
+		debug.SetMemoryLimit(avail / 4 * 3)
+	}
 }
 
 // exitStatus maps a command's error to the process's exit status: 0 for none, exitConfig for

@@ -129,7 +129,7 @@ func run(o options) (map[string][]record, map[string]float64, error) {
 		l.dec = l.host.NewDecoder(slots)
 		rc := cfg.RolloutConfig()
 		rc.ActionBias = l.pol.ActionBias()
-		if l.coll, err = rollout.NewCollector(rc, vocab, newEnv, slots); err != nil {
+		if l.coll, err = rollout.NewCollector(rc, rollout.Words{V: vocab}, newEnv, slots); err != nil {
 			return nil, nil, err
 		}
 		defer l.coll.Close()

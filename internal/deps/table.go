@@ -24,7 +24,7 @@ func table() []row {
 		{name: "internal/strict", leaf: true},
 		{name: "modelfile", only: []string{"internal/limits"}},
 		{name: "tokens/bpe", only: []string{"modelfile"}}, // know a model's weights
-		{name: "policy/pretrained", only: []string{"modelfile", "internal/limits"}},
+		{name: "policy/pretrained", only: []string{"modelfile", "internal/limits", "tokens/bpe"}},
 		{name: "policy/spec"},
 		{name: "envs", not: []string{"policy/...", "trainer", "config", "rollout"}},
 		{name: "envs/<name>", pkgs: envNames, not: []string{"policy/..."}},

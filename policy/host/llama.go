@@ -22,6 +22,9 @@ type Llama struct {
 	zeros  []float32 // a zero bias as wide as the widest product
 	invF   []float64 // RoPE's frequencies θ_i = base^(−2i/hd)
 	exp    *expTable
+	// version counts SetWeights calls, so that what was computed with earlier weights (a
+	// LlamaRows prefix) is not reused.
+	version int
 }
 
 type llamaLayer struct {

@@ -77,6 +77,10 @@ type memoryError struct{ msg string }
 func (e *memoryError) Error() string { return e.msg }
 func (e *memoryError) Unwrap() error { return limits.ErrTooLarge }
 
+// MemAvailable is the memory the kernel says is available (MemAvailable of /proc/meminfo), in
+// bytes, and whether it could be read (not on systems without that file).
+func MemAvailable() (int64, bool) { return memAvailable("/proc/meminfo") }
+
 // memAvailable is MemAvailable of a /proc/meminfo file, in bytes, and whether it was found.
 func memAvailable(path string) (int64, bool) {
 	f, err := os.Open(path)
