@@ -760,10 +760,7 @@ func (c *Config) validatePretrained() error {
 	if c.Rollout.ConstrainActions {
 		return fmt.Errorf("rollout.constrain_actions: true cannot apply to policy.pretrained %q: it restricts actions to the env's word tokens, and a language model writes its actions in its own tokens (allowed: false)", c.Policy.Pretrained)
 	}
-	if c.Rollout.Chat.User != "" && !strings.Contains(c.Rollout.Chat.User, "{observation}") {
-		return fmt.Errorf("rollout.chat.user: %q does not contain {observation} (allowed: any text with {observation})", c.Rollout.Chat.User)
-	}
-	return nil
+	return rollout.ChatOptions{System: c.Rollout.Chat.System, User: c.Rollout.Chat.User, Examples: c.Rollout.Chat.Examples}.Validate()
 }
 
 // validateUpdate checks the optim and update sections.

@@ -58,8 +58,25 @@ const (
 // chatEnd is the ChatML end of turn.
 const chatEnd = "<|im_end|>"
 
+// Validate checks the turns' texts without a tokenizer (a run config checks them before any
+// work); errors name the key under rollout.chat.
+func (o ChatOptions) Validate() error {
+	if o.User != "" && !strings.Contains(o.User, "{observation}") {
+		return fmt.Errorf("rollout.chat.user: %q does not contain {observation} (allowed: any text with {observation})", o.User)
+	}
+	for i, ex := range o.Examples {
+		if ex.User == "" || ex.Assistant == "" {
+			return fmt.Errorf("rollout.chat.examples[%d]: user and assistant must both be given", i)
+		}
+	}
+	return nil
+}
+
 // NewChat builds the Chat of tokenizer tok (ChatML: it must have <|im_start|> and <|im_end|>).
 func NewChat(tok *bpe.Tokenizer, o ChatOptions) (*Chat, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	end, ok := tok.ID(chatEnd)
 	if _, start := tok.ID("<|im_start|>"); !ok || !start {
 		return nil, fmt.Errorf("rollout: the model's vocabulary has no <|im_start|> and <|im_end|>: its chats are not ChatML")
@@ -70,15 +87,9 @@ func NewChat(tok *bpe.Tokenizer, o ChatOptions) (*Chat, error) {
 	if o.User == "" {
 		o.User = DefaultChatUser
 	}
-	if !strings.Contains(o.User, "{observation}") {
-		return nil, fmt.Errorf("rollout.chat.user: %q does not contain {observation} (allowed: any text with {observation})", o.User)
-	}
 	sys := strings.NewReplacer("{actions}", strings.Join(o.ActionWords, ", "), "{description}", o.Description).Replace(o.System)
 	var shots strings.Builder
-	for i, ex := range o.Examples {
-		if ex.User == "" || ex.Assistant == "" {
-			return nil, fmt.Errorf("rollout.chat.examples[%d]: user and assistant must both be given", i)
-		}
+	for _, ex := range o.Examples {
 		shots.WriteString("<|im_start|>user\n" + strings.ReplaceAll(o.User, "{observation}", ex.User) + "<|im_end|>\n")
 		shots.WriteString("<|im_start|>assistant\n" + ex.Assistant + "<|im_end|>\n")
 	}
