@@ -35,6 +35,10 @@ type LMOptions struct {
 	Backend string
 	// GraphSampling also times decoding with the backend's graph KV decoder (policy.Decoder).
 	GraphSampling bool
+	// LoRARank, when > 0, times the train step of rank-LoRARank adapters on every projection
+	// (spec.DefaultLoRA's targets and alpha 2·rank) with the model frozen, instead of full
+	// fine-tuning.
+	LoRARank int
 	// PeakGFLOPs overrides the machine peak derived from /proc/cpuinfo.
 	PeakGFLOPs float64
 	// Log receives progress lines (nil: none).
@@ -58,8 +62,10 @@ type LMReport struct {
 	LoadStart float64           `json:"load_start"`
 	LoadEnd   float64           `json:"load_end"`
 	Backend   string            `json:"backend"`
-	Prefill   LMResult          `json:"prefill"`
-	Decode    []LMResult        `json:"decode"`
+	// LoRARank is the rank of the timed train step's adapters (0: full fine-tuning).
+	LoRARank int        `json:"lora_rank,omitempty"`
+	Prefill  LMResult   `json:"prefill"`
+	Decode   []LMResult `json:"decode"`
 	// DecodeGraph is decoding with the backend's graph KV decoder, when GraphSampling is set.
 	DecodeGraph []LMResult `json:"decode_graph,omitempty"`
 	// Train is the train step, when TrainRows > 0.
@@ -93,6 +99,8 @@ func (o LMOptions) Validate() error {
 		return fmt.Errorf("bench: --sample-batches: at least one batch size is needed")
 	case o.TrainRows < 0:
 		return fmt.Errorf("bench: --batch %d: must be ≥ 0 (0 skips the train step)", o.TrainRows)
+	case o.LoRARank < 0 || o.LoRARank > spec.MaxLoRARank:
+		return fmt.Errorf("bench: --lora %d: out of range (allowed 0, full fine-tuning, or 1..%d)", o.LoRARank, spec.MaxLoRARank)
 	case o.TrainRows > 0 && (o.TrainLen < 8 || o.TrainLen > 8192):
 		return fmt.Errorf("bench: --len %d: must be 8..8192", o.TrainLen)
 	case o.GraphSampling && o.PromptLen+o.DecodeLen > 8192:
@@ -116,7 +124,7 @@ func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 		return nil, err
 	}
 	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Model: o.Path, LoadStart: loadAverage(),
-		Backend: spec.ResolveBackendName(o.Backend)}
+		Backend: spec.ResolveBackendName(o.Backend), LoRARank: o.LoRARank}
 	t0 := time.Now()
 	g, err := modelfile.OpenGGUF(o.Path)
 	if err != nil {
@@ -185,8 +193,14 @@ func benchLMGraph(ctx context.Context, o LMOptions, r *LMReport, w pretrained.We
 		return err
 	}
 	maxLen := max(o.TrainLen, o.PromptLen+o.DecodeLen)
+	var lora *spec.LoRA
+	if o.LoRARank > 0 {
+		l := spec.DefaultLoRA()
+		l.Rank, l.Alpha = o.LoRARank, 2*float64(o.LoRARank)
+		lora = &l
+	}
 	p, err := policy.New(backend, policy.Options{Model: policy.Config{MaxLen: maxLen}, Loss: benchLoss(),
-		Optim: spec.DefaultOptimConfig(), Pretrained: &policy.Pretrained{Config: r.Config, Weights: w}})
+		Optim: spec.DefaultOptimConfig(), Pretrained: &policy.Pretrained{Config: r.Config, Weights: w}, LoRA: lora})
 	if err != nil {
 		return err
 	}
@@ -340,7 +354,11 @@ func (r *LMReport) WriteText(w io.Writer) {
 		line(fmt.Sprintf("decode batch %d × %d", d.Batch, d.Tokens/d.Batch), d)
 	}
 	if t := r.Train; t != nil {
-		fmt.Fprintf(w, "train step (forward + backward + Adam of every parameter) on %s\n", r.Backend)
+		what := "every parameter"
+		if r.LoRARank > 0 {
+			what = fmt.Sprintf("rank-%d LoRA adapters, the model frozen", r.LoRARank)
+		}
+		fmt.Fprintf(w, "train step (forward + backward + Adam of %s) on %s\n", what, r.Backend)
 		line(fmt.Sprintf("T%d×B%d", t.Len, t.Batch), *t)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/distributed"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best with the dot import.
@@ -20,6 +19,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
+	"github.com/graftrl/graftrl/internal/gobackend"
 	"github.com/graftrl/graftrl/policy/pretrained"
 	"github.com/graftrl/graftrl/policy/spec"
 )
@@ -120,7 +120,7 @@ func New(backend backends.Backend, o Options) (*Policy, error) {
 		return nil, err
 	}
 	p := &Policy{cfg: cfg, arch: a, loss: o.Loss, optim: o.Optim, backend: backend, ctx: context.New(),
-		devices: max(o.Devices, 1), bucketed: backend.Name() != simplego.BackendName, shapesSeen: map[string]bool{},
+		devices: max(o.Devices, 1), bucketed: !gobackend.Is(backend), shapesSeen: map[string]bool{},
 		kl: o.Loss.KL != spec.KLNone}
 	if o.Pretrained != nil {
 		lc := o.Pretrained.Config

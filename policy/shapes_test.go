@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graftrl/graftrl/policy/spec"
@@ -41,7 +42,9 @@ func TestPadBatch(t *testing.T) {
 // minibatch as an xla backend does (rows 5 → 8, length 11 → 12 = max_len, steps 3 → 8) gives the
 // loss, statistics, log-probs and entropies of the exact-shape policy within float32 rounding, for
 // the token and the step objective, and after three updates the same weights; it meets one shape
-// per executable.
+// per executable. The policy New builds on the go backend is the exact-shape one: its update reads
+// the tokens as they come ([5 11]), not padded to rows 8 (a single-row minibatch of a language
+// model would otherwise cost eight rows' forward and backward passes).
 func TestBucketedShapesAreNeutral(t *testing.T) {
 	for _, objective := range []string{spec.ObjectiveToken, spec.ObjectiveStep} {
 		c := smallConfig()
@@ -94,6 +97,11 @@ func TestBucketedShapesAreNeutral(t *testing.T) {
 		wp, _ := padded.Weights()
 		for i := range we {
 			closeSlices(t, objective+" weights", wp[i], we[i], 1e-5)
+		}
+		for k := range exact.shapesSeen {
+			if strings.HasPrefix(k, "train|") && !strings.Contains(k, "[5 11]") {
+				t.Errorf("%s: the go backend's policy padded its update's tokens: %s", objective, k)
+			}
 		}
 		if n := padded.Compilations().Count; n != 2 {
 			t.Errorf("%s: the padded policy met %d shapes, want 2 (log-probs and update)", objective, n)

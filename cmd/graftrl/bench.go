@@ -95,6 +95,7 @@ tokens/s, GFLOP/s and peak RSS. scripts/bench/lm.sh compares it with llama.cpp a
 	f.StringVar(&o.lm.Path, "model", "", `a pretrained model to time instead (a GGUF file, or "smollm2": the installed SmolLM2-135M-Instruct)`)
 	f.IntVar(&o.lm.PromptLen, "prompt-len", o.lm.PromptLen, "with --model: prompt tokens prefilled")
 	f.IntVar(&o.lm.DecodeLen, "decode-len", o.lm.DecodeLen, "with --model: tokens decoded per sequence")
+	f.IntVar(&o.lm.LoRARank, "lora", 0, "with --model: time the train step of LoRA adapters of this rank (model frozen) instead of full fine-tuning")
 	f.StringVar(&o.check, "write-check", "", "only write weights, tokens and logits to this file for torch_ref.py --check")
 	return cmd
 }

@@ -68,6 +68,16 @@ func New() (backends.Backend, error) {
 	return fusingBackend{b}, nil
 }
 
+// Is reports whether b is the Go backend (New or NewUnfused), whose executables run any input
+// shape without compiling again.
+func Is(b backends.Backend) bool {
+	if f, ok := b.(fusingBackend); ok {
+		b = f.Backend
+	}
+	_, ok := b.(*simplego.Backend)
+	return ok
+}
+
 // NewUnfused is New without fusing element-wise chains: the same values (fusing is bit for bit),
 // one op at a time, for checks and speed comparisons.
 func NewUnfused() (backends.Backend, error) { return newSimplego() }
