@@ -119,12 +119,7 @@ func EvaluateRun(runDir, ckpt string, opts Options) (Metrics, error) {
 // restores a checkpoint into it (the newest valid one when ckpt is empty); it says through
 // opts.Out when that is not the run's newest.
 func openCheckpoint(runDir, ckpt string, opts Options) (*Trainer, string, trainerState, error) {
-	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
-	if err != nil {
-		return nil, "", trainerState{}, err
-	}
-	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
-	t, err := newTrainer(cfg, opts, true)
+	t, err := openRun(runDir, opts)
 	if err != nil {
 		return nil, "", trainerState{}, err
 	}
@@ -156,6 +151,17 @@ func openCheckpoint(runDir, ckpt string, opts Options) (*Trainer, string, traine
 	return t, ckpt, st, nil
 }
 
+// openRun builds the trainer of a run directory's config for evaluation: nothing is written and
+// no warm start is loaded.
+func openRun(runDir string, opts Options) (*Trainer, error) {
+	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
+	return newTrainer(cfg, opts, true)
+}
+
 // Episode is one episode a run's policy played (PlayRun): the checkpoint, the trajectory, and
 // the text of each of its token rows (for a pretrained policy, the chat).
 type Episode struct {
@@ -164,16 +170,39 @@ type Episode struct {
 	Rows       []string
 }
 
-// PlayRun restores a run's checkpoint (the newest valid one when ckpt is empty) and lets its
-// policy play task: greedy decoding, or sampled with seed. Like EvaluateRun it writes nothing.
-func PlayRun(runDir, ckpt string, task int64, sampled bool, seed uint64, opts Options) (Episode, error) {
-	t, ckpt, _, err := openCheckpoint(runDir, ckpt, opts)
+// Play says what PlayRun plays: the task, the weights and the decoding.
+type Play struct {
+	// Task is the task seed.
+	Task int64
+	// Checkpoint is the checkpoint directory ("": the run's newest valid one).
+	Checkpoint string
+	// Untrained plays the run's weights before training instead of a checkpoint: the pretrained
+	// model with fresh adapters, or the config's initial weights. Runs with a warm start
+	// (policy.init or an sft section) are refused: their starting weights are not the config's.
+	Untrained bool
+	// Sampled samples the policy's tokens (seeded by Seed) instead of taking the likeliest.
+	Sampled bool
+	Seed    uint64
+}
+
+// PlayRun lets a run's policy play one task (see Play). Like EvaluateRun it writes nothing.
+func PlayRun(runDir string, p Play, opts Options) (Episode, error) {
+	var (
+		t    *Trainer
+		ckpt = "untrained (the weights before training)"
+		err  error
+	)
+	if p.Untrained {
+		t, err = openUntrained(runDir, opts)
+	} else {
+		t, ckpt, _, err = openCheckpoint(runDir, p.Checkpoint, opts)
+	}
 	if err != nil {
 		return Episode{}, err
 	}
 	defer t.Close()
-	req := rollout.Request{Tasks: []int64{task}, Group: 1, Greedy: !sampled}
-	b, _, err := t.coll.Collect(t.dec, req, rngFor(seed, streamEval))
+	req := rollout.Request{Tasks: []int64{p.Task}, Group: 1, Greedy: !p.Sampled}
+	b, _, err := t.coll.Collect(t.dec, req, rngFor(p.Seed, streamEval))
 	if err != nil {
 		return Episode{}, err
 	}
@@ -182,6 +211,20 @@ func PlayRun(runDir, ckpt string, task int64, sampled bool, seed uint64, opts Op
 		ep.Rows = append(ep.Rows, t.info.Format.Decode(r.Tokens))
 	}
 	return ep, nil
+}
+
+// openUntrained builds a run's trainer with the weights its config starts from, refusing runs
+// that start from a warm start.
+func openUntrained(runDir string, opts Options) (*Trainer, error) {
+	t, err := openRun(runDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c := t.cfg; c.Policy.Init != "" || c.SFT.Enabled() {
+		t.Close()
+		return nil, fmt.Errorf("run %s starts from a warm start (policy.init or sft), not from its config's weights: play one of its checkpoints instead", runDir)
+	}
+	return t, nil
 }
 
 // sameDir reports whether a and b name the same directory.

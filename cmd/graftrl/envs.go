@@ -74,7 +74,7 @@ func newPlayCmd() *cobra.Command {
 	var sets []string
 	var name, run, ckpt string
 	var task int64
-	var sampled bool
+	var sampled, untrained bool
 	cmd := &cobra.Command{
 		Use:   "play --env NAME [--seed S] [--set option=value ...] | play --run DIR [--seed S] [--sample]",
 		Short: "Play an episode of an environment in the terminal (type one action per line), or watch a run's policy play one",
@@ -85,21 +85,28 @@ action words and what the picture's symbols mean; help, an empty line and an arr
 turn and are not sent to the env.
 
 With --run DIR, a trained run's policy plays instead (its newest valid checkpoint, or
---checkpoint DIR): greedy, or sampled with --sample (seeded by --seed). It prints the episode as
+--checkpoint DIR, or --untrained: its weights before training, e.g. the pretrained model with
+fresh adapters): greedy, or sampled with --sample (seeded by --seed). It prints the episode as
 the policy saw and wrote it (for a pretrained language model, the chat), then each step's
 action, reward and whether the env refused it, and the outcome.`,
 		Example: `  graftrl play --env sokoban
   # a 7×7 maze, task seed 3
   graftrl play --env maze --set size=7 --seed 3
   # watch a trained run's policy on task 500001 (a held-out task)
-  graftrl play --run runs/lm-maze --seed 500001`,
+  graftrl play --run runs/lm-maze --seed 500001
+  # the same task played by the model before training
+  graftrl play --run runs/lm-maze --seed 500001 --untrained`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if run != "" {
 				if name != "" || len(sets) > 0 {
 					return &usageError{"play: --run plays the run's own env; --env and --set are for playing yourself"}
 				}
-				return playRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), run, ckpt, task, sampled)
+				if untrained && ckpt != "" {
+					return &usageError{"play: --untrained and --checkpoint each choose the weights; give one"}
+				}
+				return playRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), run, trainer.Play{Task: task, Checkpoint: ckpt,
+					Untrained: untrained, Sampled: sampled, Seed: uint64(task)})
 			}
 			if name == "" {
 				return &usageError{"play: --env NAME is required (see graftrl envs list), or --run DIR to watch a run's policy"}
@@ -121,24 +128,25 @@ action, reward and whether the env refused it, and the outcome.`,
 	cmd.Flags().Int64Var(&task, "seed", 0, "task seed")
 	cmd.Flags().StringVar(&run, "run", "", "a run directory whose policy plays (runs/<name>)")
 	cmd.Flags().StringVar(&ckpt, "checkpoint", "", "with --run: the checkpoint directory (default: the run's newest)")
+	cmd.Flags().BoolVar(&untrained, "untrained", false, "with --run: play the run's weights before training (refused for a warm-started run)")
 	cmd.Flags().BoolVar(&sampled, "sample", false, "with --run: sample the policy's tokens instead of taking the most likely")
 	return cmd
 }
 
 // playRun prints an episode of task played by a run's policy (trainer.PlayRun).
-func playRun(out, log io.Writer, run, ckpt string, task int64, sampled bool) error {
+func playRun(out, log io.Writer, run string, p trainer.Play) error {
 	if info, err := os.Stat(filepath.Join(run, rundir.ConfigFile)); err != nil || info.IsDir() {
 		return &usageError{fmt.Sprintf("--run %s: not a run directory (no %s)", run, rundir.ConfigFile)}
 	}
-	if err := checkCheckpointFlag("play", run, ckpt, false); err != nil {
+	if err := checkCheckpointFlag("play", run, p.Checkpoint, false); err != nil {
 		return err
 	}
-	ep, err := trainer.PlayRun(run, ckpt, task, sampled, uint64(task), trainer.Options{Out: log, Quiet: true})
+	ep, err := trainer.PlayRun(run, p, trainer.Options{Out: log, Quiet: true})
 	if err != nil {
 		return err
 	}
 	tr := ep.Traj
-	fmt.Fprintf(out, "task %d, checkpoint %s\n", task, ep.Checkpoint)
+	fmt.Fprintf(out, "task %d, checkpoint %s\n", p.Task, ep.Checkpoint)
 	for _, r := range ep.Rows {
 		fmt.Fprintf(out, "\n%s\n", r)
 	}

@@ -41,4 +41,35 @@ func TestPlayRun(t *testing.T) {
 	if _, _, err := cliErr(t, "play", "--run", run, "--env", "maze"); exitStatus(err) != 2 || !strings.Contains(err.Error(), "--env") {
 		t.Errorf("play --run with --env: %v (status %d); want status 2 naming --env", err, exitStatus(err))
 	}
+	if _, _, err := cliErr(t, "play", "--run", run, "--untrained", "--checkpoint", filepath.Join(run, "checkpoints")); exitStatus(err) != 2 || !strings.Contains(err.Error(), "--untrained") {
+		t.Errorf("play --untrained with --checkpoint: %v (status %d); want status 2 naming both", err, exitStatus(err))
+	}
+}
+
+// play --untrained plays the weights a run started from: the same episode, token for token, as
+// the checkpoint of a run of the same config and seed whose learning rate (1e-12) is too small
+// to move a float32 weight. The run's own, trained, weights play the task differently.
+func TestPlayUntrained(t *testing.T) {
+	dir := t.TempDir()
+	run := trainTiny(t, dir, "")
+	untrained, stderr, code := cli(t, "play", "--run", run, "--seed", "500003", "--untrained")
+	if code != 0 {
+		t.Fatalf("play --untrained: status %d\n%s", code, stderr)
+	}
+	if !strings.Contains(untrained, "task 500003, checkpoint untrained") {
+		t.Errorf("no untrained checkpoint line in:\n%s", untrained)
+	}
+	still := filepath.Join(dir, "still")
+	if _, stderr, code := cli(t, "train", "--config", filepath.Join(dir, "tiny.yaml"), "--out-dir", still, "--set", "optim.lr=1e-12", "-q"); code != 0 {
+		t.Fatalf("train at lr 1e-12: status %d\n%s", code, stderr)
+	}
+	frozen, _, _ := cli(t, "play", "--run", filepath.Join(still, "cli"), "--seed", "500003")
+	body := func(s string) string { _, b, _ := strings.Cut(s, "\n"); return b }
+	if body(frozen) != body(untrained) {
+		t.Errorf("--untrained differs from the weights training at lr 1e-12 left:\n%s\nwant\n%s", untrained, frozen)
+	}
+	trained, _, _ := cli(t, "play", "--run", run, "--seed", "500003")
+	if body(trained) == body(untrained) {
+		t.Error("the trained and the untrained weights play the task identically: the check above cannot tell them apart")
+	}
 }
