@@ -154,12 +154,22 @@ func openCheckpoint(runDir, ckpt string, opts Options) (*Trainer, string, traine
 // openRun builds the trainer of a run directory's config for evaluation: nothing is written and
 // no warm start is loaded.
 func openRun(runDir string, opts Options) (*Trainer, error) {
-	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	cfg, err := loadRunConfig(runDir)
 	if err != nil {
 		return nil, err
 	}
-	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
 	return newTrainer(cfg, opts, true)
+}
+
+// loadRunConfig reads a run directory's config.yaml, its output directory and name set to the
+// run's.
+func loadRunConfig(runDir string) (config.Config, error) {
+	cfg, err := config.Load(filepath.Join(runDir, rundir.ConfigFile), nil)
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg.OutDir, cfg.Name = filepath.Dir(filepath.Clean(runDir)), filepath.Base(filepath.Clean(runDir))
+	return cfg, nil
 }
 
 // Episode is one episode a run's policy played (PlayRun): the checkpoint, the trajectory, and
@@ -182,7 +192,8 @@ type Play struct {
 	Untrained bool
 	// Sampled samples the policy's tokens (seeded by Seed) instead of taking the likeliest.
 	Sampled bool
-	Seed    uint64
+	// Seed seeds the sampling when Sampled is set.
+	Seed uint64
 }
 
 // PlayRun lets a run's policy play one task (see Play). Like EvaluateRun it writes nothing.
@@ -213,18 +224,17 @@ func PlayRun(runDir string, p Play, opts Options) (Episode, error) {
 	return ep, nil
 }
 
-// openUntrained builds a run's trainer with the weights its config starts from, refusing runs
-// that start from a warm start.
+// openUntrained builds a run's trainer with the weights its config starts from, refusing, before
+// any work, runs that start from a warm start.
 func openUntrained(runDir string, opts Options) (*Trainer, error) {
-	t, err := openRun(runDir, opts)
+	cfg, err := loadRunConfig(runDir)
 	if err != nil {
 		return nil, err
 	}
-	if c := t.cfg; c.Policy.Init != "" || c.SFT.Enabled() {
-		t.Close()
-		return nil, fmt.Errorf("run %s starts from a warm start (policy.init or sft), not from its config's weights: play one of its checkpoints instead", runDir)
+	if cfg.Policy.Init != "" || cfg.SFT.Enabled() {
+		return nil, &config.Error{Flag: "--untrained", Msg: fmt.Sprintf("run %s starts from a warm start (policy.init or sft), not from its config's weights (allowed: a run without one; play a checkpoint of this one instead)", runDir)}
 	}
-	return t, nil
+	return newTrainer(cfg, opts, true)
 }
 
 // sameDir reports whether a and b name the same directory.

@@ -76,7 +76,7 @@ func newPlayCmd() *cobra.Command {
 	var task int64
 	var sampled, untrained bool
 	cmd := &cobra.Command{
-		Use:   "play --env NAME [--seed S] [--set option=value ...] | play --run DIR [--seed S] [--sample]",
+		Use:   "play --env NAME [--seed S] [--set option=value ...] | play --run DIR [--seed S] [--sample] [--untrained | --checkpoint DIR]",
 		Short: "Play an episode of an environment in the terminal (type one action per line), or watch a run's policy play one",
 		Long: `Play one episode of an environment: it shows the task, the env's picture (for the grid envs)
 and its observation, then reads one action per line and shows the reward and the new state

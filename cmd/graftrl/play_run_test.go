@@ -72,4 +72,8 @@ func TestPlayUntrained(t *testing.T) {
 	if body(trained) == body(untrained) {
 		t.Error("the trained and the untrained weights play the task identically: the check above cannot tell them apart")
 	}
+	warm := trainTiny(t, t.TempDir(), tinySFT)
+	if _, _, err := cliErr(t, "play", "--run", warm, "--seed", "500003", "--untrained"); exitStatus(err) != 2 || !strings.Contains(err.Error(), "--untrained: run") || !strings.Contains(err.Error(), "warm start") {
+		t.Errorf("play --untrained of a warm-started run: %v (status %d); want status 2 naming --untrained and the warm start", err, exitStatus(err))
+	}
 }
