@@ -38,5 +38,5 @@ func ExampleNew() {
 	// drgrpo gigpo graft graphgpo grpo
 	// advantages [[0.7071 0.7071] [-0.7071]], groups 1
 	// estimator.name: unknown estimator "ppo" (allowed: drgrpo, gigpo, graft, graphgpo, grpo)
-	// unknown key "estimator.gama" (allowed under estimator: episode_norm, episode_weight, eps, gamma, lambda, mode, normalize, policy_weighting, score, tol, truncation, use_step_rewards)
+	// unknown key "estimator.gama" (allowed under estimator: episode_norm, episode_std, episode_weight, eps, gamma, lambda, mode, normalize, policy_weighting, score, tol, truncation, use_step_rewards)
 }

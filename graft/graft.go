@@ -65,6 +65,7 @@ type Options struct {
 	Normalize bool `yaml:"normalize"`
 	// Eps is ε of Eq. 11 (and of the episode term's std). A node's lone advantage with |A| ≤ ε
 	// counts as 0 rather than sign(A) = ±1: it is solver noise. Default 1e-6; must be > 0.
+	// A node whose advantages agree to σ_u ≤ 1e-9 gets Â = 0 whatever ε.
 	Eps float64 `yaml:"eps"`
 	// Tol is the Gauss–Seidel stopping threshold on max|ΔV|; it also sets the sweep cap
 	// ⌈log tol / log γ⌉ + 50 and the hop cap of the paper mode. It is not itself a bound on the
@@ -76,19 +77,29 @@ type Options struct {
 	EpisodeWeight float64 `yaml:"episode_weight"`
 	// EpisodeNorm is F_norm of A^E: "mean_std_norm" (default) or "mean_norm".
 	EpisodeNorm grpo.Norm `yaml:"episode_norm"`
+	// EpisodeStd is the form of A^E's std under mean_std_norm: "sample" (N − 1, as GRPO and
+	// GiGPO; default) or "population" (N). Eq. 11's per-node σ_u is the population one whatever
+	// this says.
+	EpisodeStd grpo.Std `yaml:"episode_std"`
 	// Score is the episode score of A^E: "return" (default) or "outcome".
 	Score grpo.Score `yaml:"score"`
 }
 
 // DefaultOptions returns the ALGORITHMS.md defaults: γ 0.99, λ 0.95, mode path, count weighting,
-// truncation sink_zero, step rewards on, normalisation on, ε 1e-6, tol 1e-8, episode weight 0.
+// truncation sink_zero, step rewards on, normalisation on, ε 1e-6, tol 1e-8, episode weight 0
+// (its A^E: mean_std_norm with the sample std, score return).
 func DefaultOptions() Options {
 	return Options{
 		Gamma: 0.99, Lambda: 0.95, Mode: ModePath, PolicyWeighting: WeightCount,
 		Truncation: TruncSinkZero, UseStepRewards: true, Normalize: true, Eps: 1e-6, Tol: 1e-8,
-		EpisodeNorm: grpo.MeanStdNorm, Score: grpo.ScoreReturn,
+		EpisodeNorm: grpo.MeanStdNorm, EpisodeStd: grpo.StdSample, Score: grpo.ScoreReturn,
 	}
 }
+
+// flatSigma is the spread σ_u at or below which the advantages leaving a node count as equal and
+// all get Â = 0 in Eq. 11 (ALGORITHMS.md §4): advantages that differ only by rounding would
+// otherwise be divided by σ_u + ε ≈ ε and come out of order σ_u/ε instead of 0.
+const flatSigma = 1e-9
 
 // Validate reports the first option whose value is out of range (an *advantage.OptionError).
 func (o Options) Validate() error {
@@ -111,6 +122,8 @@ func (o Options) Validate() error {
 		return advantage.OutOfRange("episode_weight", o.EpisodeWeight, "finite numbers")
 	case !o.EpisodeNorm.Valid():
 		return advantage.NotAllowed("episode_norm", o.EpisodeNorm, "mean_std_norm, mean_norm")
+	case !o.EpisodeStd.Valid():
+		return advantage.NotAllowed("episode_std", o.EpisodeStd, "sample, population")
 	case !o.Score.Valid():
 		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
@@ -132,8 +145,10 @@ func (o Options) sweepCap() int {
 //	A_t    = δ_t + Σ_{k≥1} (γλ)^k Ā_{t+k}                       Eq. 9–10 (mode paper)
 //	Â_t    = (A_t − μ_u)/(σ_u + ε) over the steps leaving u     Eq. 11 (sign(A) when alone)
 //
-// with π̂_e = 1/N(u) (count weighting) or 1/(|A(u)|·n(u,a)) (uniform), plus optionally
-// EpisodeWeight·A^E. Estimate keeps no state between calls (its buffers live for one call).
+// with π̂_e = 1/N(u) (count weighting) or 1/(|A(u)|·n(u,a)) (uniform), σ_u the population std
+// (Â = 0 for every step of a node whose σ_u ≤ 1e-9), plus optionally EpisodeWeight·A^E, GiGPO's
+// episode advantage with the std EpisodeStd (sample by default). Estimate keeps no state between
+// calls (its buffers live for one call).
 type GRAFT struct {
 	opts Options
 }
@@ -295,17 +310,18 @@ func (x *GRAFT) estimateTask(ws *workspace, b *rollout.Batch, group []int, adv r
 		}
 	}
 
-	// Eq. 11: Â = (A − μ_u)/(σ_u + ε) over the edge instances leaving each node u; sign(A) alone.
+	// Eq. 11: Â = (A − μ_u)/(σ_u + ε) over the edge instances leaving each node u, σ_u the
+	// population std; 0 where σ_u ≤ 1e-9; sign(A) alone.
 	ws.out = grpo.Zeroed(ws.out, len(g.src))
 	if o.Normalize {
-		ws.z.Normalize(ws.raw, g.src, n, grpo.MeanStdNorm, o.Eps, grpo.SingletonSign, ws.out)
+		ws.z.Normalize(ws.raw, g.src, n, grpo.MeanStdNorm, grpo.StdPopulation, o.Eps, flatSigma, grpo.SingletonSign, ws.out)
 	} else {
 		copy(ws.out, ws.raw)
 	}
 
 	ws.ae = grpo.Zeroed(ws.ae, len(group))
 	if o.EpisodeWeight != 0 {
-		grpo.EpisodeAdvantages(b, group, o.Score, o.EpisodeNorm, grpo.StdPopulation, o.Eps, ws.ae) // A^E_i
+		grpo.EpisodeAdvantages(b, group, o.Score, o.EpisodeNorm, o.EpisodeStd, o.Eps, ws.ae) // A^E_i
 	}
 	j := 0
 	for k, i := range group {

@@ -42,7 +42,7 @@ func allWon() *rollout.Batch {
 const vAllWon = 0.58725 / 0.775
 
 func TestGRAFTHandComputed(t *testing.T) {
-	sq2 := math.Sqrt2
+	sq2, sq3 := math.Sqrt2, math.Sqrt(3)
 	cases := []struct {
 		name string
 		b    *rollout.Batch
@@ -75,9 +75,14 @@ func TestGRAFTHandComputed(t *testing.T) {
 		// S: {0.135, 0.135, −0.27}, μ 0, σ √0.03645 → 1/√2, 1/√2, −√2. Q alone: sign(0) = 0.
 		{"trap td normalised", trap(), func(o *Options) { o.Normalize = true },
 			[][]float64{{1 / sq2, 1}, {1 / sq2, -1}, {-sq2, 0}}},
-		// Plus A^E: R = [1, 0, 0] → [√2, −1/√2, −1/√2].
+		// Plus A^E with the default sample std: R = [1, 0, 0], μ 1/3, deviations 2/3, −1/3, −1/3,
+		// Σd² = 6/9, σ = √((6/9)/2) = 1/√3 → [2/√3, −1/√3, −1/√3]; Eq. 11 stays population.
 		{"trap episode_weight 1", trap(), func(o *Options) { o.Normalize, o.EpisodeWeight = true, 1 },
-			[][]float64{{1/sq2 + sq2, 1 + sq2}, {0, -1 - 1/sq2}, {-sq2 - 1/sq2, -1 / sq2}}},
+			[][]float64{{1/sq2 + 2/sq3, 1 + 2/sq3}, {1/sq2 - 1/sq3, -1 - 1/sq3}, {-sq2 - 1/sq3, -1 / sq3}}},
+		// episode_std population, the previous convention: σ = √((6/9)/3) = √2/3 → [√2, −1/√2, −1/√2].
+		{"trap episode_weight 1, episode_std population", trap(), func(o *Options) {
+			o.Normalize, o.EpisodeWeight, o.EpisodeStd = true, 1, grpo.StdPopulation
+		}, [][]float64{{1/sq2 + sq2, 1 + sq2}, {0, -1 - 1/sq2}, {-sq2 - 1/sq2, -1 / sq2}}},
 
 		// allWon. TD at S: direct γV(A) − V(S) > 0, detour γV(B) − V(S) < 0, self-loop −(1−γ)V(S).
 		{"all succeed td", allWon(), nil, [][]float64{
@@ -278,6 +283,30 @@ func TestGRAFTSingletonSign(t *testing.T) {
 	checkAdv(t, td, [][]float64{{0, 1}, {0, -1}}, 1e-5)
 }
 
+// A node whose advantages agree to σ_u ≤ 1e-9 gets Â = 0 (Eq. 11). T1 and T2 both go S → ⊥(1);
+// T2's step pays a reward d. V(S) = (γ + (d + γ))/2 = γ + d/2, so δ = γ − V(S) = −d/2 and
+// d + γ − V(S) = +d/2: μ_S 0, population σ_S = d/2. d = 2e-12 gives σ 1e-12 ≤ 1e-9: both 0
+// (dividing would give ∓1e-12/(1e-12 + 1e-6) ≈ ∓1e-6, and ∓1/2 with ε 1e-12). d = 2e-8 gives
+// σ 1e-8 > 1e-9: ∓1e-8/(1e-8 + ε). Path mode gives the same (one step each).
+func TestGRAFTFlatNode(t *testing.T) {
+	flat := func(d float64) *rollout.Batch {
+		return batch(1, ep(0, 1, "S", "G"), pen(ep(0, 1, "S", "G"), 0, d))
+	}
+	for _, mode := range []Mode{ModeTD, ModePath} {
+		for _, eps := range []float64{1e-6, 1e-12} {
+			o := DefaultOptions()
+			o.Mode, o.Eps = mode, eps
+			adv, _ := mustGRAFT(t, o).Estimate(flat(2e-12))
+			if adv[0][0] != 0 || adv[1][0] != 0 {
+				t.Errorf("%s, ε %g: σ 1e-12 gives %g, %g; want 0, 0", mode, eps, adv[0][0], adv[1][0])
+			}
+			a := 1e-8 / (1e-8 + eps)
+			adv, _ = mustGRAFT(t, o).Estimate(flat(2e-8))
+			checkAdv(t, adv, [][]float64{{-a}, {a}}, 1e-6*a)
+		}
+	}
+}
+
 func TestGRAFTDiagnostics(t *testing.T) {
 	_, d := mustGRAFT(t, DefaultOptions()).Estimate(trap())
 	// Nodes S, P, Q (T2's fall and T3's last step go to sinks); sinks ⊥(1), ⊥(0); distinct edges
@@ -406,6 +435,8 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.Tol = math.NaN() }, `key "tol": value NaN `},
 		{func(o *Options) { o.EpisodeWeight = math.Inf(-1) }, `key "episode_weight": value -Inf `},
 		{func(o *Options) { o.EpisodeNorm = "x" }, `key "episode_norm": value "x" `},
+		{func(o *Options) { o.EpisodeStd = "unbiased" }, `key "episode_std": value "unbiased" is not allowed (allowed sample, population)`},
+		{func(o *Options) { o.EpisodeStd = "" }, `key "episode_std": value "" is not allowed (allowed sample, population)`},
 		{func(o *Options) { o.Score = "x" }, `key "score": value "x" `},
 	}
 	for _, c := range bad {
@@ -421,6 +452,8 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{func(o *GraphGPOOptions) { o.GammaG = 0 }, `key "gamma_g": value 0 is out of range (allowed (0, 1])`},
 		{func(o *GraphGPOOptions) { o.Norm = "z" }, `key "norm": value "z" `},
+		{func(o *GraphGPOOptions) { o.Std = "bessel" }, `key "std": value "bessel" is not allowed (allowed sample, population)`},
+		{func(o *GraphGPOOptions) { o.Std = "" }, `key "std": value "" is not allowed (allowed sample, population)`},
 		{func(o *GraphGPOOptions) { o.Eps = -1 }, `key "eps": value -1 `},
 		{func(o *GraphGPOOptions) { o.EpisodeWeight = math.NaN() }, `key "episode_weight": value NaN `},
 		{func(o *GraphGPOOptions) { o.StepWeight = math.Inf(1) }, `key "step_weight": value +Inf `},
@@ -450,14 +483,14 @@ func TestOptionsYAML(t *testing.T) {
 	o := DefaultOptions()
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(
 		"gamma: 0.95\nlambda: 1\nmode: paper\npolicy_weighting: uniform\ntruncation: bootstrap\n" +
-			"episode_weight: 0.5\nepisode_norm: mean_norm\nscore: outcome\ntol: 1e-10\neps: 1e-5\n")))
+			"episode_weight: 0.5\nepisode_norm: mean_norm\nepisode_std: population\nscore: outcome\ntol: 1e-10\neps: 1e-5\n")))
 	dec.KnownFields(true)
 	if err := dec.Decode(&o); err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Gamma: 0.95, Lambda: 1, Mode: ModePaper, PolicyWeighting: WeightUniform,
 		Truncation: TruncBootstrap, UseStepRewards: true, Normalize: true, Eps: 1e-5, Tol: 1e-10,
-		EpisodeWeight: 0.5, EpisodeNorm: grpo.MeanNorm, Score: grpo.ScoreOutcome}
+		EpisodeWeight: 0.5, EpisodeNorm: grpo.MeanNorm, EpisodeStd: grpo.StdPopulation, Score: grpo.ScoreOutcome}
 	if o != want {
 		t.Errorf("decoded %+v\nwant    %+v", o, want)
 	}
@@ -468,7 +501,13 @@ func TestOptionsYAML(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("gamma_g: 0.5\nnormalize_distance: true\nstep_weight: 2\n"), &g); err != nil {
 		t.Fatal(err)
 	}
-	if g.GammaG != 0.5 || !g.NormalizeDistance || g.StepWeight != 2 || g.EpisodeWeight != 1 {
+	if g.GammaG != 0.5 || !g.NormalizeDistance || g.StepWeight != 2 || g.EpisodeWeight != 1 || g.Std != grpo.StdSample {
 		t.Errorf("decoded %+v", g)
+	}
+	if err := yaml.Unmarshal([]byte("std: population\n"), &g); err != nil || g.Std != grpo.StdPopulation {
+		t.Errorf("std: population decoded %+v, %v", g, err)
+	}
+	if d := DefaultOptions(); d.EpisodeStd != grpo.StdSample {
+		t.Errorf("default episode_std %q, want sample", d.EpisodeStd)
 	}
 }

@@ -21,6 +21,9 @@ type GraphGPOOptions struct {
 	NormalizeDistance bool `yaml:"normalize_distance"`
 	// Norm is F_norm for both A^E and A^S: "mean_std_norm" (default) or "mean_norm".
 	Norm grpo.Norm `yaml:"norm"`
+	// Std is the form of the std under mean_std_norm, for both A^E and A^S: "sample" (n − 1 over a
+	// group's n members, torch.std's, as GRPO's default; default) or "population" (n).
+	Std grpo.Std `yaml:"std"`
 	// Eps is ε added to the std under mean_std_norm. Default 1e-6; must be > 0.
 	Eps float64 `yaml:"eps"`
 	// EpisodeWeight weights GiGPO's episode advantage A^E. Default 1; must be finite.
@@ -32,10 +35,10 @@ type GraphGPOOptions struct {
 }
 
 // DefaultGraphGPOOptions returns the ALGORITHMS.md defaults: γ_g 0.1, distances not normalised,
-// mean_std_norm, ε 1e-6, weights 1 : 1, score return.
+// mean_std_norm with the sample std, ε 1e-6, weights 1 : 1, score return.
 func DefaultGraphGPOOptions() GraphGPOOptions {
-	return GraphGPOOptions{GammaG: 0.1, Norm: grpo.MeanStdNorm, Eps: 1e-6, EpisodeWeight: 1,
-		StepWeight: 1, Score: grpo.ScoreReturn}
+	return GraphGPOOptions{GammaG: 0.1, Norm: grpo.MeanStdNorm, Std: grpo.StdSample, Eps: 1e-6,
+		EpisodeWeight: 1, StepWeight: 1, Score: grpo.ScoreReturn}
 }
 
 // Validate reports the first option whose value is out of range (an *advantage.OptionError).
@@ -45,6 +48,8 @@ func (o GraphGPOOptions) Validate() error {
 		return advantage.OutOfRange("gamma_g", o.GammaG, "(0, 1]")
 	case !o.Norm.Valid():
 		return advantage.NotAllowed("norm", o.Norm, "mean_std_norm, mean_norm")
+	case !o.Std.Valid():
+		return advantage.NotAllowed("std", o.Std, "sample, population")
 	case !(o.Eps > 0) || math.IsInf(o.Eps, 0):
 		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
 	case math.IsNaN(o.EpisodeWeight) || math.IsInf(o.EpisodeWeight, 0):
@@ -59,7 +64,9 @@ func (o GraphGPOOptions) Validate() error {
 
 // GraphGPO credits a step by how close to the goal it leads, on the task's graph: the shortest
 // observed path length d to a virtual GOAL. It is the Bellman optimality counterpart of GRAFT:
-// an optimistic, best-observed-continuation value.
+// an optimistic, best-observed-continuation value. Its step term A^S normalises g_t within the
+// groups of steps with equal φ(s_t) (a step alone in its group gets 0) and its episode term A^E is
+// GiGPO's; both divide by the std in the form Std (sample by default, as GRPO).
 //
 // d(s_{t+1}) of a trajectory's last step is d(GOAL) = 0 when the trajectory succeeded (its last
 // transition is redirected there) and the d of its real last state otherwise, so a failed
@@ -93,7 +100,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 	var groups, equal, noGoal, nodes, goalNodes, unreachable, edges, steps, singles int
 	for _, group := range b.Groups() {
 		ae = grpo.Zeroed(ae, len(group))
-		uniform, valid := grpo.EpisodeAdvantages(b, group, o.Score, o.Norm, grpo.StdPopulation, o.Eps, ae) // A^E_i
+		uniform, valid := grpo.EpisodeAdvantages(b, group, o.Score, o.Norm, o.Std, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
 		}
@@ -143,7 +150,7 @@ func (x *GraphGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagn
 		}
 		// A^S: g_t normalised within the group of steps sharing φ(s_t); singletons 0.
 		as = grpo.Zeroed(as, len(g.src))
-		singles += z.Normalize(gt, g.src, g.nodes(), o.Norm, o.Eps, grpo.SingletonZero, as)
+		singles += z.Normalize(gt, g.src, g.nodes(), o.Norm, o.Std, o.Eps, 0, grpo.SingletonZero, as)
 
 		j := 0
 		for k, i := range group {

@@ -49,7 +49,7 @@ func TestGraphGPODistances(t *testing.T) {
 }
 
 func TestGraphGPOHandComputed(t *testing.T) {
-	r2 := math.Sqrt2
+	r2, r3 := math.Sqrt2, math.Sqrt(3)
 	cases := []struct {
 		name string
 		b    *rollout.Batch
@@ -57,11 +57,27 @@ func TestGraphGPOHandComputed(t *testing.T) {
 		want [][]float64
 	}{{
 		// g_t = 10·0.1^{d(s_{t+1})}: T1 [0.1, 1, 10], T2 [0.001, 0.001], T3 [0.1, 0.001].
-		// Step groups: S {0.1, 0.001, 0.1} → [1/√2, −√2, 1/√2]; A {1, 0.001} → [1, −1]; B, C alone → 0.
-		// A^E: R = [1, 0, 0] → [√2, −1/√2, −1/√2].
+		// Step groups, sample std (n − 1): S {0.1, 0.001, 0.1}: μ 0.067, deviations 0.033·(1, −2, 1),
+		// Σd² = 6·0.033², σ = 0.033·√(6/2) = 0.033·√3 → [1/√3, −2/√3, 1/√3]; A {1, 0.001}: μ 0.5005,
+		// deviations ±0.4995, σ = 0.4995·√(2/1) → [1/√2, −1/√2]; B, C alone → 0.
+		// A^E: R = [1, 0, 0], μ 1/3, Σd² = 6/9, σ = √((6/9)/2) = 1/√3 → [2/√3, −1/√3, −1/√3].
+		// T1 [2/√3 + 1/√3, 2/√3 + 1/√2, 2/√3], T2 [−1/√3 − 2/√3, −1/√3], T3 [−1/√3 + 1/√3, −1/√3 − 1/√2].
 		name: "defaults",
 		b:    goalBatch(),
+		want: [][]float64{{r3, 2/r3 + 1/r2, 2 / r3}, {-r3, -1 / r3}, {0, -1/r3 - 1/r2}},
+	}, {
+		// std population, the previous convention: S σ = 0.033·√(6/3) → [1/√2, −√2, 1/√2];
+		// A σ = 0.4995 → [1, −1]; A^E σ = √((6/9)/3) = √2/3 → [√2, −1/√2, −1/√2].
+		name: "std population",
+		b:    goalBatch(),
+		mod:  func(o *GraphGPOOptions) { o.Std = grpo.StdPopulation },
 		want: [][]float64{{r2 + 1/r2, r2 + 1, r2}, {-1/r2 - r2, -1 / r2}, {0, -1/r2 - 1}},
+	}, {
+		// The step term alone, sample std: the S and A groups above.
+		name: "step only",
+		b:    goalBatch(),
+		mod:  func(o *GraphGPOOptions) { o.EpisodeWeight = 0 },
+		want: [][]float64{{1 / r3, 1 / r2, 0}, {-2 / r3, 0}, {1 / r3, -1 / r2}},
 	}, {
 		// Only the step term, unnormalised: S mean (0.1 + 0.001 + 0.1)/3 = 0.067; A mean 0.5005.
 		name: "mean_norm step only",

@@ -14,16 +14,19 @@ type GiGPOOptions struct {
 	Omega float64 `yaml:"omega"`
 	// Norm is F_norm for both A^E and A^S: "mean_std_norm" (std + ε, default) or "mean_norm" (1).
 	Norm Norm `yaml:"norm"`
+	// Std is the form of the std under mean_std_norm, for both A^E and A^S: "sample" (n − 1 over a
+	// group's n members, torch.std's, as GRPO's default; default) or "population" (n).
+	Std Std `yaml:"std"`
 	// Eps is ε added to the std under mean_std_norm. Default 1e-6; must be > 0.
 	Eps float64 `yaml:"eps"`
 	// Score is the episode score R_i of A^E: "return" (default) or "outcome", as for GRPO.
 	Score Score `yaml:"score"`
 }
 
-// DefaultGiGPOOptions returns the ALGORITHMS.md defaults: γ 0.95, ω 1, mean_std_norm, ε 1e-6,
-// score return.
+// DefaultGiGPOOptions returns the ALGORITHMS.md defaults: γ 0.95, ω 1, mean_std_norm with the
+// sample std, ε 1e-6, score return.
 func DefaultGiGPOOptions() GiGPOOptions {
-	return GiGPOOptions{Gamma: 0.95, Omega: 1, Norm: MeanStdNorm, Eps: 1e-6, Score: ScoreReturn}
+	return GiGPOOptions{Gamma: 0.95, Omega: 1, Norm: MeanStdNorm, Std: StdSample, Eps: 1e-6, Score: ScoreReturn}
 }
 
 // Validate reports the first option whose value is out of range (an *advantage.OptionError).
@@ -37,6 +40,8 @@ func (o GiGPOOptions) Validate() error {
 		return advantage.OutOfRange("eps", o.Eps, "finite numbers > 0")
 	case !o.Norm.Valid():
 		return advantage.NotAllowed("norm", o.Norm, "mean_std_norm, mean_norm")
+	case !o.Std.Valid():
+		return advantage.NotAllowed("std", o.Std, "sample, population")
 	case !o.Score.Valid():
 		return advantage.NotAllowed("score", o.Score, "return, outcome")
 	}
@@ -45,7 +50,8 @@ func (o GiGPOOptions) Validate() error {
 
 // GiGPO adds to GRPO's episode advantage a step advantage computed within anchor-state groups:
 // all steps of one task's group whose state keys φ(s_t) are equal compare their discounted
-// returns. Estimate keeps no state between calls.
+// returns. Both terms divide by the std in the form Std (sample by default, as GRPO); a step
+// alone in its anchor group gets A^S = 0. Estimate keeps no state between calls.
 type GiGPO struct {
 	opts GiGPOOptions
 }
@@ -84,7 +90,7 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 	}
 	for _, group := range b.Groups() {
 		ae = Zeroed(ae, len(group))
-		uniform, valid := EpisodeAdvantages(b, group, o.Score, o.Norm, StdPopulation, o.Eps, ae) // A^E_i
+		uniform, valid := EpisodeAdvantages(b, group, o.Score, o.Norm, o.Std, o.Eps, ae) // A^E_i
 		if valid == 0 {
 			continue
 		}
@@ -134,7 +140,7 @@ func (g *GiGPO) Estimate(b *rollout.Batch) (rollout.Advantages, rollout.Diagnost
 		steps += len(rs)
 		// A^S_{i,t} = (R^S_{i,t} − mean_G)/F_norm within the anchor group G of φ(s_t); singletons 0.
 		as = Zeroed(as, len(rs))
-		singles += z.Normalize(rs, anchor, len(ids), o.Norm, o.Eps, SingletonZero, as)
+		singles += z.Normalize(rs, anchor, len(ids), o.Norm, o.Std, o.Eps, 0, SingletonZero, as)
 		e := 0
 		for k, i := range group {
 			if b.Trajs[i].Err != "" {

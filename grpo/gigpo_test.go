@@ -33,17 +33,33 @@ func anchorBatch() *rollout.Batch {
 }
 
 func TestGiGPOAnchorGroups(t *testing.T) {
-	r2 := math.Sqrt2
+	r2, r3 := math.Sqrt2, math.Sqrt(3)
 	cases := []struct {
 		name string
 		mod  func(*GiGPOOptions)
 		want [][]float64
 	}{{
-		// A^E: μ 1/3, σ √2/3 → [√2, −1/√2, −1/√2]. A^S at S: μ 1/6, σ 1/√18 → [√2, −1/√2, −1/√2];
-		// at A: μ 0.5, σ 0.5 → [1, −1].
+		// The default sample std (n − 1). A^E: R = [1, 0, 0], μ 1/3, deviations 2/3, −1/3, −1/3,
+		// Σd² = 6/9, σ = √((6/9)/2) = 1/√3 → [2/√3, −1/√3, −1/√3]. A^S at S (a step group of 3):
+		// {0.5, 0, 0}, μ 1/6, deviations 1/3, −1/6, −1/6, Σd² = 1/6, σ = √((1/6)/2) = 1/(2√3) →
+		// [2/√3, −1/√3, −1/√3]; at A (a step group of 2): {1, 0}, μ 0.5, Σd² = 0.5, σ = √(0.5/1)
+		// = 1/√2 → [1/√2, −1/√2]. T1 = [2/√3 + 2/√3, 2/√3 + 1/√2], T2 = [−1/√3 − 1/√3],
+		// T3 = [−1/√3 − 1/√3, −1/√3 − 1/√2].
 		name: "mean_std_norm",
 		mod:  func(o *GiGPOOptions) { o.Gamma = 0.5 },
+		want: [][]float64{{4 / r3, 2/r3 + 1/r2}, {-2 / r3}, {-2 / r3, -1/r3 - 1/r2}},
+	}, {
+		// std population (n): the previous convention. A^E: σ = √((6/9)/3) = √2/3 →
+		// [√2, −1/√2, −1/√2]. A^S at S: σ = √((1/6)/3) = 1/√18 → [√2, −1/√2, −1/√2]; at A:
+		// σ = √(0.5/2) = 0.5 → [1, −1].
+		name: "mean_std_norm, std population",
+		mod:  func(o *GiGPOOptions) { o.Gamma = 0.5; o.Std = StdPopulation },
 		want: [][]float64{{2 * r2, r2 + 1}, {-r2}, {-r2, -1/r2 - 1}},
+	}, {
+		// mean_norm divides by 1, so the std form changes nothing.
+		name: "mean_norm, std population",
+		mod:  func(o *GiGPOOptions) { o.Gamma = 0.5; o.Norm = MeanNorm; o.Std = StdPopulation },
+		want: [][]float64{{1, 2.0/3 + 0.5}, {-0.5}, {-0.5, -1.0/3 - 0.5}},
 	}, {
 		// A^E: [2/3, −1/3, −1/3]. A^S at S: [1/3, −1/6, −1/6]; at A: [0.5, −0.5].
 		name: "mean_norm",

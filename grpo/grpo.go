@@ -46,10 +46,10 @@ func (o Options) Validate() error {
 //
 // with mean and std over the N valid trajectories of the task's group. std is by default the
 // sample standard deviation (divide by N − 1), as torch.std computes it and so as TRL and verl
-// normalise; `std: population` divides by N (GiGPO's, GraphGPO's and GRAFT's episode term): the
-// population σ is the smaller, so every A grows by √(N/(N−1)) against the default. Truncated
-// rollouts are failures because their Outcome is 0. Estimate keeps no state between calls, so one
-// GRPO may serve concurrent callers.
+// normalise, and as GiGPO's and GraphGPO's episode and step terms do by default; `std: population`
+// divides by N: the population σ is the smaller, so every A grows by √(N/(N−1)) against the
+// default. Truncated rollouts are failures because their Outcome is 0. Estimate keeps no state
+// between calls, so one GRPO may serve concurrent callers.
 type GRPO struct {
 	opts Options
 	norm Norm

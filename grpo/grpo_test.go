@@ -210,6 +210,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"gigpo omega", func() error { o := DefaultGiGPOOptions(); o.Omega = math.Inf(1); return o.Validate() }(), `key "omega": value +Inf is out of range (allowed finite numbers)`},
 		{"gigpo eps", func() error { o := DefaultGiGPOOptions(); o.Eps = -1; return o.Validate() }(), `key "eps": value -1 is out of range`},
 		{"gigpo score", func() error { o := DefaultGiGPOOptions(); o.Score = ""; return o.Validate() }(), `key "score": value "" is not allowed`},
+		{"gigpo std", func() error { o := DefaultGiGPOOptions(); o.Std = "unbiased"; return o.Validate() }(), `key "std": value "unbiased" is not allowed (allowed sample, population)`},
+		{"gigpo std empty", func() error { o := DefaultGiGPOOptions(); o.Std = ""; return o.Validate() }(), `key "std": value "" is not allowed (allowed sample, population)`},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
@@ -235,7 +237,15 @@ func TestOptionsYAML(t *testing.T) {
 	if err := dec.Decode(&o); err != nil {
 		t.Fatal(err)
 	}
-	want := GiGPOOptions{Gamma: 0.9, Omega: 1, Norm: MeanNorm, Eps: 1e-6, Score: ScoreOutcome}
+	want := GiGPOOptions{Gamma: 0.9, Omega: 1, Norm: MeanNorm, Std: StdSample, Eps: 1e-6, Score: ScoreOutcome}
+	if o != want {
+		t.Errorf("decoded %+v, want %+v", o, want)
+	}
+	o = DefaultGiGPOOptions()
+	if err := yaml.Unmarshal([]byte("std: population\n"), &o); err != nil {
+		t.Fatal(err)
+	}
+	want = GiGPOOptions{Gamma: 0.95, Omega: 1, Norm: MeanStdNorm, Std: StdPopulation, Eps: 1e-6, Score: ScoreReturn}
 	if o != want {
 		t.Errorf("decoded %+v, want %+v", o, want)
 	}
@@ -250,16 +260,82 @@ func TestGroupNormalizer(t *testing.T) {
 	x := []float64{1, 3, 5, 2, 2, -0.5, 1e-9}
 	group := []int32{0, 0, 2, 3, 3, 4, 5}
 	out := make([]float64, len(x))
-	// Group 0: μ 2, σ 1 → ∓1; 2, 4, 5 singletons; 3 all equal → 0; 1 empty.
-	if n := z.Normalize(x, group, 6, MeanStdNorm, 1e-12, SingletonSign, out); n != 3 {
+	// Group 0: μ 2, population σ 1 → ∓1; 2, 4, 5 singletons; 3 all equal → 0; 1 empty.
+	if n := z.Normalize(x, group, 6, MeanStdNorm, StdPopulation, 1e-12, 0, SingletonSign, out); n != 3 {
 		t.Errorf("singletons = %d, want 3", n)
 	}
 	// The lone 1e-9 is a signal for eps 1e-12 and noise (→ 0) for eps 1e-6, below.
 	checkRow(t, out, []float64{-1, 1, 1, 0, 0, -1, 1})
-	z.Normalize(x, group, 6, MeanNorm, 1e-6, SingletonZero, out)
+	z.Normalize(x, group, 6, MeanNorm, StdPopulation, 1e-6, 0, SingletonZero, out)
 	checkRow(t, out, []float64{-1, 1, 0, 0, 0, 0, 0})
-	z.Normalize(x, group, 6, MeanStdNorm, 1e-6, SingletonSign, out)
+	z.Normalize(x, group, 6, MeanStdNorm, StdPopulation, 1e-6, 0, SingletonSign, out)
 	checkRow(t, out, []float64{-1 / (1 + 1e-6), 1 / (1 + 1e-6), 1, 0, 0, -1, 0})
+	// Sample σ of group 0: √((1 + 1)/(2 − 1)) = √2 → ∓1/√2; the rest as above (no group of two
+	// or more unequal members).
+	z.Normalize(x, group, 6, MeanStdNorm, StdSample, 1e-12, 0, SingletonSign, out)
+	checkRow(t, out, []float64{-1 / math.Sqrt2, 1 / math.Sqrt2, 1, 0, 0, -1, 1})
+}
+
+// The sample form divides Σ(x − μ)² by n − 1 within each group of n ≥ 2; a singleton stays 0.
+func TestGroupNormalizerSample(t *testing.T) {
+	var z GroupNormalizer
+	// Group 0 {1, 3}: μ 2, deviations ∓1, Σ 2, sample σ √(2/1) = √2 → ∓1/√2 (population: ∓1).
+	// Group 1 {1, 2, 6}: μ 3, deviations −2, −1, 3, Σ 14, sample σ √(14/2) = √7 → −2/√7, −1/√7,
+	// 3/√7 (population σ √(14/3): −2/√(14/3) …). Group 2 {5} alone → 0.
+	x := []float64{1, 1, 3, 2, 6, 5}
+	group := []int32{0, 1, 0, 1, 1, 2}
+	out := make([]float64, len(x))
+	if n := z.Normalize(x, group, 3, MeanStdNorm, StdSample, 1e-12, 0, SingletonZero, out); n != 1 {
+		t.Errorf("singletons = %d, want 1", n)
+	}
+	s7 := math.Sqrt(7)
+	checkRow(t, out, []float64{-1 / math.Sqrt2, -2 / s7, 1 / math.Sqrt2, -1 / s7, 3 / s7, 0})
+	z.Normalize(x, group, 3, MeanStdNorm, StdPopulation, 1e-12, 0, SingletonZero, out)
+	p3 := math.Sqrt(14.0 / 3)
+	checkRow(t, out, []float64{-1, -2 / p3, 1, -1 / p3, 3 / p3, 0})
+}
+
+// Once its buffers have grown, Normalize allocates nothing, in either std form.
+func TestGroupNormalizerAllocs(t *testing.T) {
+	var z GroupNormalizer
+	x := []float64{1, 3, 5, 2, 2, -0.5, 1e-9}
+	group := []int32{0, 0, 2, 3, 3, 4, 5}
+	out := make([]float64, len(x))
+	z.Normalize(x, group, 6, MeanStdNorm, StdSample, 1e-6, 1e-9, SingletonSign, out)
+	allocs := testing.AllocsPerRun(100, func() {
+		z.Normalize(x, group, 6, MeanStdNorm, StdSample, 1e-6, 1e-9, SingletonSign, out)
+		z.Normalize(x, group, 6, MeanStdNorm, StdPopulation, 1e-6, 0, SingletonZero, out)
+	})
+	if allocs != 0 {
+		t.Errorf("%g allocations per call, want 0", allocs)
+	}
+}
+
+// flat > 0 gives 0 to every member of a group whose σ ≤ flat, and only then: members that differ
+// by rounding are not divided up to ±(x − μ)/ε.
+func TestGroupNormalizerFlat(t *testing.T) {
+	var z GroupNormalizer
+	// Group 0 {0.5 − 1e-12, 0.5 + 1e-12}: population σ 1e-12 ≤ 1e-9 → 0, 0 (with flat 0:
+	// ∓1e-12/(1e-12 + 1e-6) ≈ ∓1e-6). Group 1 {0, 1e-8}: σ 5e-9 > 1e-9 → ∓5e-9/(5e-9 + 1e-6).
+	// Group 2 {1, 1, 1}: exactly equal → 0 under either flat. Group 3 {0.3} alone: sign 1.
+	x := []float64{0.5 - 1e-12, 0.5 + 1e-12, 0, 1e-8, 1, 1, 1, 0.3}
+	group := []int32{0, 0, 1, 1, 2, 2, 2, 3}
+	out := make([]float64, len(x))
+	z.Normalize(x, group, 4, MeanStdNorm, StdPopulation, 1e-6, 1e-9, SingletonSign, out)
+	g1 := 5e-9 / (5e-9 + 1e-6)
+	want := []float64{0, 0, -g1, g1, 0, 0, 0, 1}
+	for i := range want {
+		if !near(out[i], want[i], 1e-15) {
+			t.Errorf("flat 1e-9: out[%d] = %.17g, want %.17g", i, out[i], want[i])
+		}
+	}
+	if out[0] != 0 || out[1] != 0 {
+		t.Errorf("flat 1e-9: group 0 gives %g, %g; want exactly 0", out[0], out[1])
+	}
+	z.Normalize(x, group, 4, MeanStdNorm, StdPopulation, 1e-6, 0, SingletonSign, out)
+	if !(out[0] < -0.9e-6 && out[1] > 0.9e-6) || out[4] != 0 {
+		t.Errorf("flat 0: group 0 gives %g, %g (want ≈ ∓1e-6), group 2 %g (want 0)", out[0], out[1], out[4])
+	}
 }
 
 func checkRow(t *testing.T, got, want []float64) {

@@ -34,8 +34,8 @@ func (s Score) Of(t *rollout.Trajectory) float64 {
 type Norm string
 
 const (
-	// MeanStdNorm divides by the group's standard deviation plus ε, in the form the caller passes:
-	// EpisodeAdvantages takes a Std (sample or population); GroupNormalizer uses the population σ.
+	// MeanStdNorm divides by the group's standard deviation plus ε, in the form (a Std) the caller
+	// passes to EpisodeAdvantages and GroupNormalizer.Normalize.
 	MeanStdNorm Norm = "mean_std_norm"
 	// MeanNorm divides by 1 (only the group mean is subtracted), as Dr.GRPO does.
 	MeanNorm Norm = "mean_norm"
@@ -44,16 +44,20 @@ const (
 // Valid reports whether n is one of the defined norms.
 func (n Norm) Valid() bool { return n == MeanStdNorm || n == MeanNorm }
 
-// Std selects the standard deviation an episode advantage divides by: over the n valid scores of
-// a group, the sample form √(Σ(R−μ)²/(n−1)) or the population form √(Σ(R−μ)²/n).
+// Std selects the standard deviation a group-relative advantage divides by: over the n members
+// of a group (the valid scores of an episode group, the steps of a step group), the sample form
+// √(Σ(x−μ)²/(n−1)) or the population form √(Σ(x−μ)²/n).
 type Std string
 
 const (
 	// StdSample is the N−1 (Bessel-corrected) form: what torch.std computes by default
-	// (unbiased=True), and so what TRL's and verl's GRPO divide by. GRPO's default.
+	// (unbiased=True), and so what TRL's and verl's GRPO divide by. The default of every
+	// group-normalising estimator: GRPO, GiGPO's and GraphGPO's episode and step terms, and
+	// GRAFT's episode term (ALGORITHMS.md §1).
 	StdSample Std = "sample"
-	// StdPopulation is the N form: GiGPO's, GraphGPO's and GRAFT's episode term (GRAFT Eq. 11
-	// writes the population σ), and GRPO's with `std: population`.
+	// StdPopulation is the N form: GRAFT's per-node normalisation (Eq. 11 writes the population
+	// σ), and the option `std: population` of GRPO, GiGPO and GraphGPO (`episode_std:
+	// population` for GRAFT's episode term).
 	StdPopulation Std = "population"
 )
 
@@ -92,11 +96,14 @@ type GroupNormalizer struct {
 }
 
 // Normalize writes out[i] = (x[i] − μ_g)/F_norm for g = group[i] in [0, groups), where μ_g is the
-// mean of the group's members and F_norm is σ_g + eps (population σ) for MeanStdNorm or 1 for
-// MeanNorm. A group with one member gets the Singleton rule; a group whose members are all exactly
-// equal gets 0 exactly (the formula's value, without the rounding noise of x − μ). It returns how
-// many members were singletons. Preconditions: len(out) ≥ len(x) = len(group), eps > 0.
-func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm Norm, eps float64, single Singleton, out []float64) (singletons int) {
+// mean of the group's members and F_norm is σ_g + eps for MeanStdNorm (σ_g the standard deviation
+// of the group in the form std: n − 1 or n for n ≥ 2 members) or 1 for MeanNorm. A group with one
+// member gets the Singleton rule. A group whose members are all exactly equal gets 0 exactly (the
+// formula's value, without the rounding noise of x − μ), and so does a group whose σ_g ≤ flat
+// (flat 0: no group beyond the exactly equal ones; σ_g is computed for flat > 0 under either
+// norm). It returns how many members were singletons. Preconditions: len(out) ≥ len(x) =
+// len(group), eps > 0, flat ≥ 0.
+func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm Norm, std Std, eps, flat float64, single Singleton, out []float64) (singletons int) {
 	z.n = Zeroed(z.n, groups)
 	z.mean = Zeroed(z.mean, groups)
 	z.m2 = Zeroed(z.m2, groups)
@@ -116,15 +123,15 @@ func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm
 			z.mean[g] /= float64(z.n[g])
 		}
 	}
-	if norm == MeanStdNorm {
+	if norm == MeanStdNorm || flat > 0 {
 		// Two passes: Σ(x − μ)² does not cancel catastrophically the way Σx² − nμ² does.
 		for i, g := range group {
 			d := x[i] - z.mean[g]
 			z.m2[g] += d * d
 		}
 		for g := range z.m2 {
-			if z.n[g] > 0 {
-				z.m2[g] = math.Sqrt(z.m2[g]/float64(z.n[g])) + eps // now σ_g + ε
+			if z.n[g] > 1 {
+				z.m2[g] = math.Sqrt(z.m2[g] / std.divisor(int(z.n[g]))) // now σ_g
 			}
 		}
 	}
@@ -136,10 +143,10 @@ func (z *GroupNormalizer) Normalize(x []float64, group []int32, groups int, norm
 			if single == SingletonSign && math.Abs(x[i]) > eps {
 				out[i] = Sign(x[i])
 			}
-		case z.same[g]:
+		case z.same[g] || flat > 0 && z.m2[g] <= flat:
 			out[i] = 0
 		case norm == MeanStdNorm:
-			out[i] = (x[i] - z.mean[g]) / z.m2[g]
+			out[i] = (x[i] - z.mean[g]) / (z.m2[g] + eps)
 		default:
 			out[i] = x[i] - z.mean[g]
 		}
