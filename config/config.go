@@ -289,6 +289,11 @@ type SFTConfig struct {
 	// instead of the expert's, so that demonstrations visit off-expert states and show the
 	// recovery from them; the random actions are context, never targets.
 	Epsilon float64 `yaml:"epsilon"`
+	// Idle is the per-step probability that a demonstration takes one of the env's idle actions
+	// (envs.Idler: maze's look with env.idle_actions), as a target, before the ε draw: the warm
+	// start learns to waste about that share of its steps, so that its successes hold a set
+	// share of steps that change nothing (docs/credit2). 0: never.
+	Idle float64 `yaml:"idle" json:",omitempty"`
 	// Steps is the number of Adam steps on the demonstrations.
 	Steps int `yaml:"steps"`
 	// Batch is the number of demonstration rows per step.
@@ -312,6 +317,8 @@ func (s SFTConfig) Validate() error {
 		return fmt.Errorf("sft.demos: %d is out of range (allowed 0 = no warm start, or 1..1000000)", s.Demos)
 	case !(s.Epsilon >= 0 && s.Epsilon < 1):
 		return fmt.Errorf("sft.epsilon: %g is out of range (allowed [0, 1))", s.Epsilon)
+	case !(s.Idle >= 0 && s.Idle < 1):
+		return fmt.Errorf("sft.idle: %g is out of range (allowed [0, 1))", s.Idle)
 	case s.Steps < 1 || s.Steps > 10_000_000:
 		return fmt.Errorf("sft.steps: %d is out of range (allowed 1..10000000)", s.Steps)
 	case s.Batch < 1 || s.Batch > 4096:

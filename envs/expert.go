@@ -37,6 +37,18 @@ type ValidActioner interface {
 	ValidActions() []string
 }
 
+// Idler is implemented by environments whose agent can spend a turn on an action that changes
+// nothing (looking around, waiting: ALFWorld's look, inventory and examine), the wasted steps of
+// agent tasks. A warm start whose demonstrations take them at a set rate (sft.idle) puts a
+// controlled share of wasted steps into its successes. The contract: while an episode runs,
+// Step accepts every listed text (never Info.Invalid), spends one turn on it, and leaves the
+// state unchanged (the same StateKey, Info.Distance, valid actions and every later step);
+// ValidActions, where the env has it, lists them too. The list is fixed for an env instance and
+// empty when its options leave the actions out.
+type Idler interface {
+	IdleActions() []string
+}
+
 // ErrNoAction is wrapped by the errors of ExpertAction (and of ExpertOf's experts) when no action can
 // be taken: before Reset, after the episode ended, or when no action is allowed.
 var ErrNoAction = errors.New("no action: no episode is running or no action is allowed")

@@ -1,6 +1,8 @@
 package trainer
 
 import (
+	"math"
+
 	"github.com/graftrl/graftrl/graft"
 	"github.com/graftrl/graftrl/rollout"
 )
@@ -22,7 +24,28 @@ const (
 	KeyWastedFail = "est/wasted_fail"
 	// KeyFailSteps is the number of steps of failed episodes whose progress is known.
 	KeyFailSteps = "est/fail_steps"
+	// KeyParamChange is the size of the iteration's update, ‖θ_after − θ_before‖₂ / ‖θ_before‖₂
+	// over every weight (paramChange), so that a bigger step can be told from better credit; not
+	// for a pretrained model, whose weights are too many to copy every iteration.
+	KeyParamChange = "param_change"
 )
+
+// paramChange is ‖after − before‖₂ / ‖before‖₂ over all tensors (0 when before is all zeros),
+// summed in float64.
+func paramChange(before, after [][]float32) float64 {
+	var diff, norm float64
+	for i, b := range before {
+		for j, x := range b {
+			d := float64(after[i][j]) - float64(x)
+			diff += d * d
+			norm += float64(x) * float64(x)
+		}
+	}
+	if norm == 0 {
+		return 0
+	}
+	return math.Sqrt(diff / norm)
+}
 
 // creditDiagnostics measures how much step-level credit assignment a batch asks for, as the
 // train line's keys above. The decision share always uses graft.DefaultOptions, whatever the

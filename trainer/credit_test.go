@@ -11,7 +11,7 @@ import (
 )
 
 // creditKeys are every key credit_diagnostics may add to a train line.
-var creditKeys = []string{KeyDecisionShare, KeyDecisionSteps, KeyWastedSuccess, KeySuccessSteps, KeyWastedFail, KeyFailSteps}
+var creditKeys = []string{KeyDecisionShare, KeyDecisionSteps, KeyWastedSuccess, KeySuccessSteps, KeyWastedFail, KeyFailSteps, KeyParamChange}
 
 // creditEp builds an episode of task through the state keys ks[0] … ks[T] with outcome R (a success
 // when R > 0); the env's distances are start (the first state's) and ds (after each step), none
@@ -118,6 +118,10 @@ func TestCreditDiagnosticsRun(t *testing.T) {
 		}
 		if string(m["type"]) == `"train"` {
 			train++
+			var change float64
+			if err := json.Unmarshal(m[KeyParamChange], &change); err != nil || !(change > 0 && change < 1) {
+				t.Errorf("train line %d: %s = %s; want a relative change in (0, 1)", i+1, KeyParamChange, m[KeyParamChange])
+			}
 			for _, k := range []string{KeyDecisionShare, KeyDecisionSteps} {
 				if _, ok := m[k]; !ok {
 					t.Errorf("train line %d lacks %s: %s", i+1, k, onLines[i])
@@ -153,5 +157,17 @@ func TestCreditDiagnosticsRun(t *testing.T) {
 	}
 	if strings.Contains(string(off), "decision_share") {
 		t.Error("credit_diagnostics is off by default, but the run wrote decision_share")
+	}
+}
+
+// paramChange by hand: before (3, 4) and (0), after (3, 4.5) and (1.2): ‖Δ‖ = √(0.25 + 1.44) =
+// 1.3, ‖before‖ = 5, so 0.26; all-zero weights give 0 rather than a division by zero.
+func TestParamChange(t *testing.T) {
+	got := paramChange([][]float32{{3, 4}, {0}}, [][]float32{{3, 4.5}, {1.2}})
+	if math.Abs(got-0.26) > 1e-7 {
+		t.Errorf("paramChange = %.9f, want 0.26", got)
+	}
+	if z := paramChange([][]float32{{0}}, [][]float32{{1}}); z != 0 {
+		t.Errorf("paramChange from zeros = %g, want 0", z)
 	}
 }

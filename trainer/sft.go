@@ -25,15 +25,17 @@ import (
 
 // SFTReport is what a warm start writes beside its weights (rundir.SFTReportFile).
 type SFTReport struct {
-	Env         string           `json:"env"`
-	Seed        uint64           `json:"seed"`
-	SFT         config.SFTConfig `json:"sft"`
-	Policy      policy.Config    `json:"policy"`
-	Demos       int              `json:"demos"`
-	DemoSteps   int              `json:"demo_steps"`
-	NoiseSteps  int              `json:"noise_steps"`
-	DemoSuccess float64          `json:"demo_success"`
-	DemoErrors  int              `json:"demo_errors"`
+	Env        string           `json:"env"`
+	Seed       uint64           `json:"seed"`
+	SFT        config.SFTConfig `json:"sft"`
+	Policy     policy.Config    `json:"policy"`
+	Demos      int              `json:"demos"`
+	DemoSteps  int              `json:"demo_steps"`
+	NoiseSteps int              `json:"noise_steps"`
+	// IdleSteps counts the demonstrations' idle actions (sft.idle), taken as targets.
+	IdleSteps   int     `json:"idle_steps,omitempty"`
+	DemoSuccess float64 `json:"demo_success"`
+	DemoErrors  int     `json:"demo_errors"`
 	// ExpertHeldout is the expert's success (no noise) on the held-out panel: the ceiling the
 	// policy's eval/heldout/greedy/success is measured against.
 	ExpertHeldout float64            `json:"expert_heldout_success"`
@@ -135,8 +137,12 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 		}
 	}
 	rep.Seconds["demonstrations"] = time.Since(start).Seconds()
-	fmt.Fprintf(out, "sft: %d demonstrations of %s (%d steps, %d of them noise, success %.2f), %d rows; the expert's held-out success %.3f\n",
-		rep.Demos, cfg.Env.Name, rep.DemoSteps, rep.NoiseSteps, rep.DemoSuccess, rep.Rows, rep.ExpertHeldout)
+	idle := ""
+	if cfg.SFT.Idle > 0 {
+		idle = fmt.Sprintf(", %d idle", rep.IdleSteps)
+	}
+	fmt.Fprintf(out, "sft: %d demonstrations of %s (%d steps, %d of them noise%s, success %.2f), %d rows; the expert's held-out success %.3f\n",
+		rep.Demos, cfg.Env.Name, rep.DemoSteps, rep.NoiseSteps, idle, rep.DemoSuccess, rep.Rows, rep.ExpertHeldout)
 
 	t0 := time.Now()
 	if rep.Loss, err = trainSFT(cfg, pol, po, info.MaxTurns, rows, out, opts); err != nil {
@@ -156,7 +162,7 @@ func runSFT(cfg config.Config, info EnvInfo, dir string, opts Options) (*SFTRepo
 // that more than a quarter of the episodes fail with env errors, or that hold no action.
 func demonstrate(cfg config.Config, info EnvInfo, coll *rollout.Collector, rep *SFTReport) ([]trainRow, error) {
 	rng := rngFor(cfg.Seed, streamSFT)
-	teacher := noisyExpert(cfg.SFT.Epsilon, &rep.NoiseSteps)
+	teacher := noisyExpert(cfg.SFT.Epsilon, cfg.SFT.Idle, &rep.NoiseSteps, &rep.IdleSteps)
 	batch, _, err := coll.Demonstrate(teacher, rollout.Request{Tasks: envs.DemoTaskSeeds(rng, cfg.SFT.Demos), Group: 1}, rng)
 	if err != nil {
 		return nil, &config.Error{Msg: "sft: " + err.Error()}
@@ -201,7 +207,7 @@ func demonstrate(cfg config.Config, info EnvInfo, coll *rollout.Collector, rep *
 // policy's held-out success is measured against (SFTReport.ExpertHeldout).
 func expertHeldout(cfg config.Config, coll *rollout.Collector) (float64, error) {
 	panel := envs.TaskSeeds(envs.Eval, cfg.Tasks.Eval, cfg.Tasks.PanelSeed)
-	eb, _, err := coll.Demonstrate(noisyExpert(0, new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
+	eb, _, err := coll.Demonstrate(noisyExpert(0, 0, new(int), new(int)), rollout.Request{Tasks: panel, Group: 1}, rngFor(cfg.Seed, streamEval))
 	if err != nil {
 		return 0, &config.Error{Msg: "sft: " + err.Error()}
 	}
@@ -329,6 +335,9 @@ func checkTeacher(cfg config.Config) func(envs.Env) error {
 			return &config.Error{Msg: fmt.Sprintf("sft: env %s has no expert to demonstrate with (envs with one: %s); remove the sft section",
 				cfg.Env.Name, strings.Join(expertEnvs(), ", "))}
 		}
+		if idler, ok := e.(envs.Idler); cfg.SFT.Idle > 0 && (!ok || len(idler.IdleActions()) == 0) {
+			return &config.Error{Msg: fmt.Sprintf("sft.idle: env %s has no idle actions to demonstrate (maze has look with env.idle_actions: true); allowed: 0", cfg.Env.Name)}
+		}
 		if _, ok := e.(envs.ValidActioner); !ok && cfg.SFT.Epsilon > 0 {
 			return &config.Error{Msg: fmt.Sprintf("sft.epsilon: env %s cannot list its valid actions, so demonstrations cannot be noisy (allowed: 0)", cfg.Env.Name)}
 		}
@@ -352,10 +361,18 @@ func expertEnvs() []string {
 	return out
 }
 
-// noisyExpert is the demonstration teacher: with probability ε a uniformly random valid action
-// (context only), else the expert's action (a target). noise counts the random steps.
-func noisyExpert(epsilon float64, noise *int) rollout.Teacher {
+// noisyExpert is the demonstration teacher: with probability idle one of the env's idle actions
+// drawn uniformly (a target: the warm start learns to waste steps), else with probability ε a
+// uniformly random valid action (context only), else the expert's action (a target). noise and
+// idleSteps count the random and the idle steps. With idle 0 it draws exactly what it drew
+// before idle existed.
+func noisyExpert(epsilon, idle float64, noise, idleSteps *int) rollout.Teacher {
 	return func(e envs.Env, rng *rand.Rand) (string, bool, error) {
+		if idle > 0 && rng.Float64() < idle {
+			acts := e.(envs.Idler).IdleActions()
+			*idleSteps++
+			return acts[rng.IntN(len(acts))], true, nil
+		}
 		if epsilon > 0 && rng.Float64() < epsilon {
 			valid := e.(envs.ValidActioner).ValidActions()
 			if len(valid) > 0 {

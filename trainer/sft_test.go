@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -168,6 +169,7 @@ func TestWarmStartErrors(t *testing.T) {
 		{"no vocabulary", []string{"policy.init=" + noVocab}, []string{"policy.init", rundir.VocabFile}},
 		{"other shape", []string{"policy.init=" + ws, "policy.d_model=32"}, []string{"policy.init", "shape"}},
 		{"other vocabulary", []string{"policy.init=" + ws, "env=keydoor", "rollout.action_max_tokens=2", "policy.max_len=192"}, []string{"policy.init", "vocabulary"}},
+		{"idle without idle actions", append([]string{"sft.idle=0.3"}, sftSets...), []string{"sft.idle", "maze", "idle_actions"}},
 		{"env without expert", append([]string{"env.name=faulty-test", "env.mode=error", "env.every=1000"}, sftSets...), []string{"sft", "faulty-test", "no expert", "maze"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,6 +189,36 @@ func TestWarmStartErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Idle demonstrations (sft.idle): the demonstrator takes the env's idle action look at the set
+// per-step rate, within four binomial standard deviations of it, without stopping the expert's
+// successes; without sft.idle it never takes it.
+func TestIdleDemonstrations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a policy")
+	}
+	dir := t.TempDir()
+	sets := []string{"sft.demos=64", "sft.steps=80", "sft.batch=8", "sft.lr=0.01", "sft.epsilon=0", "env.idle_actions=true", "env.max_turns=40", "policy.max_len=512"}
+	const p = 0.4
+	rep, err := RunSFT(tinyConfig(t, dir, append(sets, "sft.idle=0.4")...), filepath.Join(dir, "idle"), Options{Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(rep.DemoSteps)
+	if share, sd := float64(rep.IdleSteps)/n, math.Sqrt(p*(1-p)/n); math.Abs(share-p) > 4*sd || rep.NoiseSteps != 0 {
+		t.Errorf("%d idle steps of %d (share %.3f), %d noise steps; want a share within 4 sd (%.3f) of %g and no noise", rep.IdleSteps, rep.DemoSteps, share, rep.NoiseSteps, 4*sd, p)
+	}
+	if rep.DemoSuccess < 0.9 {
+		t.Errorf("demonstrations succeed %.2f of the time; idle steps must not stop the expert", rep.DemoSuccess)
+	}
+	plain, err := RunSFT(tinyConfig(t, dir, sets...), filepath.Join(dir, "plain"), Options{Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.IdleSteps != 0 {
+		t.Errorf("sft.idle 0 took %d idle steps", plain.IdleSteps)
 	}
 }
 
@@ -247,7 +279,8 @@ func TestWarmStartDirKey(t *testing.T) {
 			t.Errorf("%v changes the warm start: %s", same, got)
 		}
 	}
-	for _, other := range [][]string{{"seed=2"}, {"env.size=6"}, {"policy.d_model=32"}, {"sft.steps=81"}, {"optim.grad_clip=0.5"}, {"rollout.layout=window"}} {
+	for _, other := range [][]string{{"seed=2"}, {"env.size=6"}, {"policy.d_model=32"}, {"sft.steps=81"}, {"optim.grad_clip=0.5"}, {"rollout.layout=window"},
+		{"sft.idle=0.3"}, {"env.idle_actions=true"}} {
 		if got := WarmStartDir(tinyConfig(t, dir, append(sftSets, other...)...)); got == base {
 			t.Errorf("%v keeps the warm start of another config", other)
 		}

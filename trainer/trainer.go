@@ -562,11 +562,24 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 		}
 	}
 	m["tokens"] = t.tokens
+	var weights0 [][]float32
+	if t.cfg.CreditDiagnostics && t.info.Model == nil {
+		if weights0, err = t.pol.Weights(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := t.update(rows, m); err != nil {
 		return nil, nil, err
 	}
 	if err := t.syncSampler(); err != nil {
 		return nil, nil, err
+	}
+	if weights0 != nil {
+		after, err := t.pol.Weights()
+		if err != nil {
+			return nil, nil, err
+		}
+		m[KeyParamChange] = paramChange(weights0, after)
 	}
 	tUpdate := time.Since(t2)
 	tm := Metrics{

@@ -44,6 +44,8 @@
 //     words are distinct vocabulary words and every accepted action uses only them.
 //   - Clone: a clone starts with the original's key; stepping and resetting a clone leaves the
 //     original untouched; the original and a second clone then continue identically.
+//   - Idle: where the env has idle actions (envs.Idler), each is valid in every state, spends a
+//     turn and changes nothing: the same key and distance, and (with a Cloner) the same future.
 //   - ArbitraryText: random bytes, Unicode and word soups never panic or return an error.
 //
 // RunExpert checks the expert of an env that offers one (envs.ExpertOf) and its ValidActions on a
@@ -163,6 +165,7 @@ func Run(t *testing.T, newEnv func() (envs.Env, error), opts ...Option) {
 	t.Run("Distance", func(t *testing.T) { s.distance(t, rec) })
 	t.Run("Vocabulary", func(t *testing.T) { s.vocabulary(t, rec) })
 	t.Run("Clone", func(t *testing.T) { s.clone(t) })
+	t.Run("Idle", func(t *testing.T) { s.idle(t) })
 	t.Run("ArbitraryText", func(t *testing.T) { s.arbitraryText(t) })
 }
 

@@ -69,19 +69,12 @@ func ActionWords() []string { return []string{"up", "down", "left", "right"} }
 // letters, lower-cased into a stack buffer. Non-ASCII bytes never match, so Unicode case folding
 // (the Kelvin sign folds to k) cannot sneak in a word the policy never saw.
 func ParseDirection(text string) (Direction, bool) {
-	text = strings.TrimSpace(text)
 	var buf [5]byte
-	if len(text) > len(buf) {
+	word, ok := lowerWord(text, &buf)
+	if !ok {
 		return 0, false
 	}
-	for i := range len(text) {
-		ch := text[i]
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	switch string(buf[:len(text)]) {
+	switch string(word) {
 	case "up":
 		return Up, true
 	case "down":
@@ -92,6 +85,35 @@ func ParseDirection(text string) (Direction, bool) {
 		return Right, true
 	}
 	return 0, false
+}
+
+// Look is the idle action of the grid envs that offer one (maze's idle_actions): it changes
+// nothing but spends a turn, as ALFWorld's look does (see envs.Idler).
+const Look = "look"
+
+// IsLook reports whether text is the idle action Look, read as ParseDirection reads a move
+// (trimmed, ASCII letters in any case).
+func IsLook(text string) bool {
+	var buf [5]byte
+	word, ok := lowerWord(text, &buf)
+	return ok && string(word) == Look
+}
+
+// lowerWord is text trimmed and lower-cased into buf without allocating; ok is false when it is
+// longer than buf. Only ASCII letters are folded.
+func lowerWord(text string, buf *[5]byte) (word []byte, ok bool) {
+	text = strings.TrimSpace(text)
+	if len(text) > len(buf) {
+		return nil, false
+	}
+	for i := range len(text) {
+		ch := text[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return buf[:len(text)], true
 }
 
 // Offset returns the change of cell index of a move in direction d (see Index), for grids whose

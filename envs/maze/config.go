@@ -42,6 +42,10 @@ type Config struct {
 	// GoalHint appends the direction of the goal relative to the agent (goal-up or goal-down,
 	// goal-left or goal-right; none when aligned) to every observation.
 	GoalHint bool `yaml:"goal_hint"`
+	// IdleActions adds the action look, which changes nothing but spends a turn (no penalty, not
+	// invalid; the observation is the current view): a step that wastes time without going
+	// anywhere, a self-loop of the state graph (see envs.Idler and the sft section's idle rate).
+	IdleActions bool `yaml:"idle_actions"`
 }
 
 // DefaultConfig returns the defaults for a grid of the given side. Obstacles and the turn cap grow
@@ -107,6 +111,7 @@ func optionDocs() []envs.OptionDoc {
 		grid.TurnCapDoc(),
 		{Key: "labelled", Default: "false", Help: "neighbours as direction-labelled words (up-open …) instead of four words in fixed order"},
 		{Key: "goal_hint", Default: "false", Help: "append the goal's direction (goal-up, goal-left …) to observations"},
+		{Key: "idle_actions", Default: "false", Help: "add the action look, which changes nothing but spends a turn (a wasted step)"},
 		envs.PenaltyDoc(d.InvalidPenalty, "action"),
 		envs.SuccessDoc(d.SuccessReward, "reaching the goal"),
 	}

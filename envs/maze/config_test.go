@@ -29,7 +29,7 @@ func TestConfigFromOptions(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	envtest.CheckOptionErrors(t, Name, ConfigFromOptions, []envtest.OptionCase{
-		{Opts: envs.Options{"szie": 5}, Want: `env maze: unknown option "szie" (allowed: goal_hint, invalid_penalty, labelled, max_turns, size, success_reward, traps, turn_cap_factor, walls)`},
+		{Opts: envs.Options{"szie": 5}, Want: `env maze: unknown option "szie" (allowed: goal_hint, idle_actions, invalid_penalty, labelled, max_turns, size, success_reward, traps, turn_cap_factor, walls)`},
 		{Opts: envs.Options{"name": "maze"}, Want: `unknown option "name"`},
 		{Opts: envs.Options{"size": 12}, Want: `env maze: option "size": 12 is out of range (allowed 5..11)`},
 		{Opts: envs.Options{"size": 4}, Want: `env maze: option "size": 4 is out of range (allowed 5..11)`},

@@ -59,6 +59,20 @@ func TestConformanceLargeSizes(t *testing.T) {
 	}
 }
 
+// TestConformanceIdle runs the suite with the idle action look (idle_actions): the moves and look
+// cover every transition, look is a self-loop that spends a turn (the suite's Idle check), with
+// the fixed cap and with a per-task cap.
+func TestConformanceIdle(t *testing.T) {
+	for _, f := range []float64{0, 4} {
+		cfg := DefaultConfig(7)
+		cfg.IdleActions, cfg.Labelled, cfg.GoalHint, cfg.TurnCapFactor = true, true, true, f
+		t.Run(strconv.FormatFloat(f, 'g', -1, 64), func(t *testing.T) {
+			opts := append(suiteOptions(7), envtest.ActionSet("look"), envtest.MaxVocabulary(49))
+			envtest.RunWithExpert(t, func() (envs.Env, error) { return New(cfg) }, opts...)
+		})
+	}
+}
+
 // FuzzMazeConformance runs the suite's fuzz target on the default maze.
 func FuzzMazeConformance(f *testing.F) {
 	envtest.Fuzz(f, func() (envs.Env, error) { return New(DefaultConfig(DefaultSize)) }, suiteOptions(DefaultSize)...)

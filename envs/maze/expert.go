@@ -9,8 +9,13 @@ func (m *Maze) successor(d direction) (dist int, ok bool) {
 }
 
 // ValidActions returns the moves that stay on the grid and off the walls, in the order up, down,
-// left, right; a move onto a trap is valid (see envs.ValidActioner).
-func (m *Maze) ValidActions() []string { return grid.ValidMoves(m.ep.Running(), m.successor) }
+// left, right, then look with idle_actions; a move onto a trap is valid (see envs.ValidActioner).
+func (m *Maze) ValidActions() []string {
+	if !m.ep.Running() {
+		return nil
+	}
+	return append(grid.ValidMoves(true, m.successor), m.IdleActions()...)
+}
 
 // ExpertAction returns the first move, in the order up, down, left, right, that lies on a shortest
 // path to the goal avoiding traps, read from the breadth-first distances of the layout; where the

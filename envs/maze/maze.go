@@ -25,7 +25,9 @@
 // order: open, wall (off the grid too, since both block), trap or goal. An observation is thus six
 // words (seven after an invalid action), which keeps whole episodes within the policy's context.
 //
-// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored.
+// Actions are the words up, down, left and right, case-insensitive, surrounding spaces ignored;
+// with idle_actions also look, which changes nothing but spends a turn: the observation is the
+// current view, with no penalty (envs.Idler).
 // Anything else, and a move into a wall or off the grid, is an invalid action: invalid_penalty as the
 // step reward, no change of state, Info.Invalid set. Stepping on a trap ends the episode (Done, outcome
 // 0, Info.Distance = envs.DistDead); reaching the goal ends it with outcome success_reward and
@@ -77,6 +79,7 @@ var (
 	_ envs.ValidActioner = (*Maze)(nil)
 	_ envs.Expert        = (*Maze)(nil)
 	_ envs.TurnCapper    = (*Maze)(nil)
+	_ envs.Idler         = (*Maze)(nil)
 )
 
 // New returns a maze with the given configuration. Reset must be called before Step.
@@ -104,6 +107,9 @@ func (m *Maze) Reset(task int64) (string, envs.Observation, error) {
 // is a fault of the caller and returns an error.
 func (m *Maze) Step(action string) (envs.Observation, error) {
 	return m.ep.Step(Name, func() envs.Observation {
+		if m.cfg.IdleActions && grid.IsLook(action) {
+			return grid.Moved(m.text(false), m.distance())
+		}
 		next, ok := 0, false
 		if d, valid := grid.ParseDirection(action); valid {
 			next, ok = m.move(d)
@@ -186,13 +192,26 @@ func (m *Maze) appendGoalHint(b []byte) []byte {
 func (m *Maze) StateKey() string { return grid.CellKey(m.agent) }
 
 // Vocabulary returns the words of the env (see the package doc): the same for sizes 5..7, and for
-// sizes 8..11 those words followed by r7..r10 and c7..c10.
+// sizes 8..11 those words followed by r7..r10 and c7..c10; with idle_actions, look last.
 func (m *Maze) Vocabulary() []string {
-	return grid.Vocabulary(vocabulary, m.cfg.Size, smallSize, MaxSize)
+	v := grid.Vocabulary(vocabulary, m.cfg.Size, smallSize, MaxSize)
+	if m.cfg.IdleActions {
+		v = append(v, grid.Look)
+	}
+	return v
 }
 
-// ActionWords returns the words actions are made of: up, down, left, right.
-func (m *Maze) ActionWords() []string { return grid.ActionWords() }
+// ActionWords returns the words actions are made of: up, down, left, right, and look with
+// idle_actions.
+func (m *Maze) ActionWords() []string { return append(grid.ActionWords(), m.IdleActions()...) }
+
+// IdleActions returns look with idle_actions, else nothing (see envs.Idler).
+func (m *Maze) IdleActions() []string {
+	if m.cfg.IdleActions {
+		return []string{grid.Look}
+	}
+	return nil
+}
 
 // TurnCap returns the step cap of the current task: max_turns, or ⌈turn_cap_factor × its optimal
 // length⌉.
