@@ -62,6 +62,10 @@ type Options struct {
 	// Levels, when given, places environments on difficulty axes: the report then shows the
 	// paired differences along them (levels.csv, the levels figure).
 	Levels *Levels
+	// Holm is the family of Holm's correction of the paired tests: HolmEnv (default: within
+	// each environment and measure) or HolmFamily (once per measure over every environment's
+	// and method's comparison with the baseline).
+	Holm string
 }
 
 // Comparison holds every number of a comparison; WriteReport renders it.
@@ -115,6 +119,10 @@ type Comparison struct {
 	Gains []GainRow
 	// NoStart names the runs without an evaluation before training, left out of Gains.
 	NoStart []string
+	// StepSizes are the step-size diagnostics of every cell (the updates' advantage scale,
+	// gradient norm, approximate KL, clip fraction and weight change), env-major; none when no
+	// run logged any.
+	StepSizes []StepSizeRow
 	// Warnings are the caveats a reader must see (forced budgets, incomplete runs, unequal
 	// seeds, mixed configs under one method, scores outside the normalisation range).
 	Warnings []string
@@ -320,6 +328,7 @@ func CompareContext(ctx context.Context, runs []*Run, opts Options) (*Comparison
 	c.configs()
 	c.warn()
 	c.Levels = c.levelRows()
+	c.StepSizes = c.stepSizes()
 	return c, nil
 }
 
@@ -347,6 +356,12 @@ func resolveOptions(o Options) (Options, error) {
 	}
 	if o.Final != FinalLast && o.Final != FinalCommonBudget {
 		return o, fmt.Errorf("compare: final %q is not one of %s, %s", o.Final, FinalLast, FinalCommonBudget)
+	}
+	if o.Holm == "" {
+		o.Holm = HolmEnv
+	}
+	if o.Holm != HolmEnv && o.Holm != HolmFamily {
+		return o, fmt.Errorf("compare: holm %q is not one of %s, %s", o.Holm, HolmEnv, HolmFamily)
 	}
 	if o.CurvePoints == 0 {
 		o.CurvePoints = 50

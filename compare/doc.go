@@ -23,7 +23,8 @@
 // starts from), the comparison is also made seed by seed ([SeedPair], [PairedRow]): the mean
 // paired difference with a bootstrap interval over pairs and the paired t-test's interval,
 // [PairedTTest] (scipy's ttest_rel), [WilcoxonSignedRank] (scipy's wilcoxon with its defaults),
-// [Holm]'s correction over the methods compared with the baseline, a two-way variance
+// [Holm]'s correction over the methods compared with the baseline in each environment, or once
+// over the whole family of environments × methods ([Options].Holm), a two-way variance
 // decomposition method × seed ([TwoWay]) with the sample sizes a given difference needs
 // ([SeedsNeeded], [RunsPerArmNeeded]), and each run's gain over its own start ([GainRow]).
 // Runs that cannot be paired are named, never silently paired.

@@ -28,6 +28,9 @@ type fakeRun struct {
 	noSummary   bool
 	// initSHA, when set, is the warm start's SHA-256 that summary.json records.
 	initSHA string
+	// train, when set, gives more keys of the train line of iteration i (step-size
+	// diagnostics, say).
+	train func(i int) map[string]any
 }
 
 // write lays the run out in root/<name> and returns the directory.
@@ -97,8 +100,14 @@ save_batches: 0
 	for i := 1; i <= f.iterations; i++ {
 		steps += f.stepsPerIter(i)
 		tokens += 3 * f.stepsPerIter(i)
-		add(map[string]any{"type": "train", "iter": i, "env_steps": steps, "tokens": tokens,
-			"success": f.success(i), "loss": 0.1, "entropy": 1.2, "est/groups": 16})
+		line := map[string]any{"type": "train", "iter": i, "env_steps": steps, "tokens": tokens,
+			"success": f.success(i), "loss": 0.1, "entropy": 1.2, "est/groups": 16}
+		if f.train != nil {
+			for k, v := range f.train(i) {
+				line[k] = v
+			}
+		}
+		add(line)
 		if i == f.iterations || (f.evalEvery > 0 && i%f.evalEvery == 0) {
 			add(eval(i))
 		}

@@ -25,6 +25,11 @@ type Levels struct {
 	Axes []string
 	// Of maps an environment to its value on each axis, in Axes order.
 	Of map[string][]string
+	// WasteTarget maps an environment to the share of wasted steps its warm start is meant to
+	// have in its successful episodes (a study base's waste_target); an environment it lacks has
+	// no target. With at least one target, the levels table and levels.csv show each warm
+	// start's measured share beside its target and flag the misses (LevelRow.WasteMissed).
+	WasteTarget map[string]float64
 }
 
 // Credit diagnostics a level row averages (the est/ keys of the trainer's credit_diagnostics).
@@ -32,7 +37,12 @@ const (
 	diagDecision      = "est/decision_share"
 	diagWastedSuccess = "est/wasted_success"
 	diagWastedFail    = "est/wasted_fail"
+	diagSuccessSteps  = "est/success_steps"
 )
+
+// wasteTolerance is how far a warm start's measured share of wasted steps in successes may lie
+// from its target before its level is flagged: 5 points.
+const wasteTolerance = 0.05
 
 // LevelRow is one environment placed on the axes: its paired differences and what the runs
 // say about how much credit assignment it asks for.
@@ -48,6 +58,18 @@ type LevelRow struct {
 	// Decision, WastedSuccess and WastedFail are the means over the environment's runs of each
 	// run's mean est/decision_share, est/wasted_success and est/wasted_fail (NaN without them).
 	Decision, WastedSuccess, WastedFail float64
+	// StartWasted is the warm start's share of wasted steps in successful episodes: each run's
+	// est/wasted_success on its first train line (Run.FirstTrain, a batch sampled before any
+	// update), weighted by that line's est/success_steps, over the environment's runs (NaN when
+	// no run has both); StartWastedMin and StartWastedMax are its range over the runs,
+	// StartWastedN the runs that have it.
+	StartWasted, StartWastedMin, StartWastedMax float64
+	StartWastedN                                int
+	// WasteTarget is the share the warm start is meant to have (Levels.WasteTarget; NaN without
+	// one). WasteMissed reports a target that StartWasted misses by more than 5 points, or that
+	// no run measured.
+	WasteTarget float64
+	WasteMissed bool
 }
 
 // levelRows builds the rows of the environments that Options.Levels places, in axis order
@@ -91,6 +113,7 @@ func (c *Comparison) levelRows() []LevelRow {
 			row.Start, row.StartMin, row.StartMax = Mean(starts), slices.Min(starts), slices.Max(starts)
 		}
 		row.Decision, row.WastedSuccess, row.WastedFail = mean(diagDecision), mean(diagWastedSuccess), mean(diagWastedFail)
+		c.startWaste(&row)
 		rows = append(rows, row)
 	}
 	slices.SortStableFunc(rows, func(a, b LevelRow) int {
@@ -102,6 +125,40 @@ func (c *Comparison) levelRows() []LevelRow {
 		return compareLevel(a.Values[0], b.Values[0])
 	})
 	return rows
+}
+
+// startWaste sets the row's warm-start share of wasted steps in successes, from the first
+// train lines of its environment's runs, and its target with the flag of a miss.
+func (c *Comparison) startWaste(row *LevelRow) {
+	var shares []float64
+	var wasted, steps float64
+	for _, r := range c.Runs {
+		share, okShare := r.FirstTrain[diagWastedSuccess]
+		n, okSteps := r.FirstTrain[diagSuccessSteps]
+		if r.Env != row.Env || !okShare || !okSteps || n <= 0 {
+			continue
+		}
+		shares = append(shares, share)
+		wasted += share * n
+		steps += n
+	}
+	row.StartWasted, row.StartWastedMin, row.StartWastedMax, row.StartWastedN = math.NaN(), math.NaN(), math.NaN(), len(shares)
+	if len(shares) > 0 {
+		row.StartWasted, row.StartWastedMin, row.StartWastedMax = wasted/steps, slices.Min(shares), slices.Max(shares)
+	}
+	row.WasteTarget = math.NaN()
+	if t, ok := c.Options.Levels.WasteTarget[row.Env]; ok {
+		row.WasteTarget = t
+		// A miss of exactly 5 points is within the tolerance: 1e-9 absorbs the rounding of
+		// the shares. NaN (no run measured the share) is a miss.
+		row.WasteMissed = !(math.Abs(row.StartWasted-t) <= wasteTolerance+1e-9)
+	}
+}
+
+// hasWasteTargets reports whether any environment has a warm-start target: only then do the
+// levels table and levels.csv show the warm start's wasted share and its target.
+func (c *Comparison) hasWasteTargets() bool {
+	return c.Options.Levels != nil && len(c.Options.Levels.WasteTarget) > 0
 }
 
 // compareLevel orders two axis values: numerically when both are numbers, else as text.
@@ -124,6 +181,10 @@ func compareLevel(a, b string) int {
 func (c *Comparison) levelsTable(rows []LevelRow) table {
 	lv := c.Options.Levels
 	head := append(slices.Clone(lv.Axes), "env", "warm start (mean, range)")
+	targets := c.hasWasteTargets()
+	if targets {
+		head = append(head, "warm start's wasted share in successes (weighted, range)", "target")
+	}
 	for _, m := range c.Methods[1:] {
 		head = append(head, m+" − "+c.Options.Baseline+" (95 % t CI; ahead/tied/behind)")
 	}
@@ -131,6 +192,10 @@ func (c *Comparison) levelsTable(rows []LevelRow) table {
 	var out [][]string
 	for _, r := range rows {
 		line := append(slices.Clone(r.Values), r.Env, fmt.Sprintf("%s [%s, %s] (n=%d)", fmtNum(r.Start), fmtNum(r.StartMin), fmtNum(r.StartMax), r.StartN))
+		if targets {
+			line = append(line, fmt.Sprintf("%s [%s, %s] (n=%d)", fmtNum(r.StartWasted), fmtNum(r.StartWastedMin), fmtNum(r.StartWastedMax), r.StartWastedN),
+				wasteTargetCell(r))
+		}
 		for _, m := range c.Methods[1:] {
 			cell := "—"
 			for _, p := range r.Paired {
@@ -146,11 +211,49 @@ func (c *Comparison) levelsTable(rows []LevelRow) table {
 	return table{head: head, rows: out}
 }
 
+// wasteTargetCell is a row's target in the levels table: empty without one, "missed" after
+// a target its warm start misses.
+func wasteTargetCell(r LevelRow) string {
+	switch {
+	case math.IsNaN(r.WasteTarget):
+		return ""
+	case r.WasteMissed:
+		return fmtNum(r.WasteTarget) + " (missed)"
+	}
+	return fmtNum(r.WasteTarget)
+}
+
+// wasteTargetNote is the sentence below the levels table when environments have warm-start
+// targets: how the share is measured, and each level whose warm start misses its target, or
+// that none does.
+func (c *Comparison) wasteTargetNote(rows []LevelRow) string {
+	note := fmt.Sprintf("The warm start's wasted share in successes is %s on each run's first train line (iteration 1: a batch sampled from the warm start before any update), weighted by its %s over the environment's runs, with its range over the runs; the target is the base's waste_target.",
+		diagWastedSuccess, diagSuccessSteps)
+	var missed []string
+	for _, r := range rows {
+		switch {
+		case !r.WasteMissed:
+		case r.StartWastedN == 0:
+			missed = append(missed, fmt.Sprintf("%s (target %s, not measured: no run's first train line has %s with %s)", r.Env, fmtNum(r.WasteTarget), diagWastedSuccess, diagSuccessSteps))
+		default:
+			missed = append(missed, fmt.Sprintf("%s (target %s, measured %s [%s, %s], n=%d)", r.Env, fmtNum(r.WasteTarget), fmtNum(r.StartWasted), fmtNum(r.StartWastedMin), fmtNum(r.StartWastedMax), r.StartWastedN))
+		}
+	}
+	if len(missed) == 0 {
+		return note + fmt.Sprintf(" Every warm start with a target is within %.0f points of it.", 100*wasteTolerance)
+	}
+	return note + fmt.Sprintf(" Levels whose warm start misses its target by more than %.0f points (reported, not silently used: they stay in every table, flagged \"missed\" in this one and waste_target_missed in levels.csv): %s.",
+		100*wasteTolerance, strings.Join(missed, "; "))
+}
+
 // LevelsCSV is the file of LevelsTable.
 const LevelsCSV = "levels.csv"
 
 // LevelsTable is levels.csv: a header, then one row per placed environment and non-baseline
-// method (only the header without Options.Levels).
+// method (only the header without Options.Levels). With warm-start targets
+// (Levels.WasteTarget) each row ends with its environment's warm-start wasted share in
+// successes (weighted, min, max, runs), its target (empty without one) and whether the target
+// is missed.
 func (c *Comparison) LevelsTable() [][]string {
 	if c.Options.Levels == nil {
 		return [][]string{{"env"}}
@@ -158,13 +261,27 @@ func (c *Comparison) LevelsTable() [][]string {
 	rows := c.Levels
 	head := append(slices.Clone(c.Options.Levels.Axes), "env", "method", "n", "mean_diff", "t_lo", "t_hi", "boot_lo", "boot_hi",
 		"won", "tied", "lost", "p_t_holm", "start_mean", "start_min", "start_max", "decision_share", "wasted_success", "wasted_fail")
+	targets := c.hasWasteTargets()
+	if targets {
+		head = append(head, "start_wasted_success", "start_wasted_success_min", "start_wasted_success_max", "start_wasted_success_n",
+			"waste_target", "waste_target_missed")
+	}
 	out := [][]string{head}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
 		for _, p := range r.Paired {
-			out = append(out, append(slices.Clone(r.Values), r.Env, p.Method, strconv.Itoa(p.N), f(p.Mean.Value), f(p.TInterval.Lo), f(p.TInterval.Hi),
+			line := append(slices.Clone(r.Values), r.Env, p.Method, strconv.Itoa(p.N), f(p.Mean.Value), f(p.TInterval.Lo), f(p.TInterval.Hi),
 				f(p.Mean.Lo), f(p.Mean.Hi), strconv.Itoa(p.Won), strconv.Itoa(p.Tied), strconv.Itoa(p.Lost), f(p.THolm),
-				f(r.Start), f(r.StartMin), f(r.StartMax), f(r.Decision), f(r.WastedSuccess), f(r.WastedFail)))
+				f(r.Start), f(r.StartMin), f(r.StartMax), f(r.Decision), f(r.WastedSuccess), f(r.WastedFail))
+			if targets {
+				target := ""
+				if !math.IsNaN(r.WasteTarget) {
+					target = f(r.WasteTarget)
+				}
+				line = append(line, f(r.StartWasted), f(r.StartWastedMin), f(r.StartWastedMax), strconv.Itoa(r.StartWastedN),
+					target, strconv.FormatBool(r.WasteMissed))
+			}
+			out = append(out, line)
 		}
 	}
 	return out

@@ -20,6 +20,17 @@ const (
 	MeasureGain = "gain"
 )
 
+// Families of Holm's correction (Options.Holm): the paired tests one correction runs over.
+const (
+	// HolmEnv corrects within each environment and measure, over the methods compared with the
+	// baseline there.
+	HolmEnv = "env"
+	// HolmFamily corrects once per measure over every (environment, method) comparison with the
+	// baseline: the whole primary family, cells × methods, fixed before the runs. The rows over
+	// all environments (AllEnvs) stay outside it, corrected over the methods alone.
+	HolmFamily = "family"
+)
+
 // The effect sizes, in normalised score units, that the variance decomposition's power line asks
 // about (VarianceRow.SeedsNeeded and RunsPerArm, in this order).
 const (
@@ -62,8 +73,10 @@ type PairedRow struct {
 	// Won, Tied and Lost count the pairs the method scored above, equal to and below the
 	// baseline.
 	Won, Tied, Lost int
-	// T is the paired t-test and THolm its p-value after Holm's correction over the methods
-	// compared with the baseline in the same environment and measure.
+	// T is the paired t-test and THolm its p-value after Holm's correction over the family
+	// Options.Holm chooses: the methods compared with the baseline in the same environment and
+	// measure (HolmEnv), or every environment's and method's comparison of the measure
+	// (HolmFamily; an AllEnvs row is corrected over the methods alone).
 	T     TTestResult
 	THolm float64
 	// Wilcoxon is the signed-rank test and WilcoxonHolm its Holm-corrected p-value.
@@ -206,7 +219,7 @@ func (c *Comparison) measureOf(r *Run, measure string) (float64, bool) {
 }
 
 // paired computes the paired tables: per environment and over all, per measure, every method
-// against the baseline, Holm-corrected within each (environment, measure).
+// against the baseline, Holm-corrected over the family Options.Holm chooses.
 func (c *Comparison) paired() error {
 	c.pairRuns()
 	if c.NoPairs != "" {
@@ -217,29 +230,62 @@ func (c *Comparison) paired() error {
 		if len(envs) > 1 {
 			envs = append(envs, AllEnvs)
 		}
+		// family holds the indices in c.Paired of the measure's per-environment rows (HolmFamily).
+		var family []int
 		for _, env := range envs {
-			var rows []PairedRow
+			var rows []int
 			for _, m := range c.Methods[1:] {
 				row, ok, err := c.pairedRow(env, m, measure)
 				if err != nil {
 					return err
 				}
 				if ok {
-					rows = append(rows, row)
+					rows = append(rows, len(c.Paired))
+					c.Paired = append(c.Paired, row)
 				}
 			}
-			tp, wp := make([]float64, len(rows)), make([]float64, len(rows))
-			for i, r := range rows {
-				tp[i], wp[i] = r.T.P, r.Wilcoxon.P
+			if c.Options.Holm == HolmFamily && env != AllEnvs {
+				family = append(family, rows...)
+			} else {
+				c.holm(rows)
 			}
-			th, wh := Holm(tp), Holm(wp)
-			for i := range rows {
-				rows[i].THolm, rows[i].WilcoxonHolm = th[i], wh[i]
-			}
-			c.Paired = append(c.Paired, rows...)
 		}
+		c.holm(family)
 	}
 	return nil
+}
+
+// holm sets THolm and WilcoxonHolm of the paired rows at the indices rows: one Holm correction
+// over them, separately for each test.
+func (c *Comparison) holm(rows []int) {
+	tp, wp := make([]float64, len(rows)), make([]float64, len(rows))
+	for i, k := range rows {
+		tp[i], wp[i] = c.Paired[k].T.P, c.Paired[k].Wilcoxon.P
+	}
+	th, wh := Holm(tp), Holm(wp)
+	for i, k := range rows {
+		c.Paired[k].THolm, c.Paired[k].WilcoxonHolm = th[i], wh[i]
+	}
+}
+
+// HolmFamilySize counts, under HolmFamily, the tests of one measure's family: the
+// per-environment comparisons with the baseline (every one, AllEnvs rows left out), and those
+// whose paired t-test and whose Wilcoxon test have a p-value (Holm's m: an undefined test is
+// left out of its correction).
+func (c *Comparison) HolmFamilySize(measure string) (comparisons, tTests, wTests int) {
+	for _, r := range c.Paired {
+		if r.Measure != measure || r.Env == AllEnvs {
+			continue
+		}
+		comparisons++
+		if !math.IsNaN(r.T.P) {
+			tTests++
+		}
+		if !math.IsNaN(r.Wilcoxon.P) {
+			wTests++
+		}
+	}
+	return comparisons, tTests, wTests
 }
 
 func (c *Comparison) pairedRow(env, method, measure string) (PairedRow, bool, error) {

@@ -21,9 +21,9 @@ func (c *Comparison) pairedSection(plots PlotFiles) doc {
 	for _, p := range c.Pairs {
 		envs[p.Env] = true
 	}
-	d = append(d, para(fmt.Sprintf("Runs are paired when they share the environment, the seed and the initial weights (the warm start's or policy.init's SHA-256 that summary.json records, or random weights drawn from the seed): %d pairs in %d environment(s). Differences are method − %s; final score: %s. Intervals: %g %% percentile bootstrap over the pairs (over all environments: within each environment, on normalised scores), %d resamples, and the paired t-test's interval, which the sentences below use where it is wider: with a handful of pairs the percentile bootstrap is too narrow. Tests: two-sided paired t-test and Wilcoxon signed-rank test, each Holm-corrected over the %d method(s) compared with %s in the same environment. A method differs from %s when its Holm-corrected paired t p < %g.",
+	d = append(d, para(fmt.Sprintf("Runs are paired when they share the environment, the seed and the initial weights (the warm start's or policy.init's SHA-256 that summary.json records, or random weights drawn from the seed): %d pairs in %d environment(s). Differences are method − %s; final score: %s. Intervals: %g %% percentile bootstrap over the pairs (over all environments: within each environment, on normalised scores), %d resamples, and the paired t-test's interval, which the sentences below use where it is wider: with a handful of pairs the percentile bootstrap is too narrow. %s A method differs from %s when its Holm-corrected paired t p < %g.",
 		len(c.Pairs), len(envs), base, strings.ToLower(c.Protocol.Final), 100*o.Bootstrap.Confidence, o.Bootstrap.Resamples,
-		len(c.Methods)-1, base, base, alphaOf(o.Bootstrap.Confidence))))
+		c.holmWords(), base, alphaOf(o.Bootstrap.Confidence))))
 	var words bullet
 	for _, r := range c.PairedRows(AllEnvs, MeasureFinal) {
 		if len(c.Envs) > 1 {
@@ -58,6 +58,32 @@ func (c *Comparison) pairedSection(plots PlotFiles) doc {
 			t)
 	}
 	return d
+}
+
+// holmWords says which tests the report runs and over which family Holm's correction ran, with
+// the number of tests it holds.
+func (c *Comparison) holmWords() string {
+	base := c.Options.Baseline
+	if c.Options.Holm != HolmFamily {
+		return fmt.Sprintf("Tests: two-sided paired t-test and Wilcoxon signed-rank test, each Holm-corrected over the %d method(s) compared with %s in the same environment.",
+			len(c.Methods)-1, base)
+	}
+	n, nt, nw := c.HolmFamilySize(MeasureFinal)
+	envs := map[string]bool{}
+	for _, r := range c.Paired {
+		if r.Env != AllEnvs {
+			envs[r.Env] = true
+		}
+	}
+	s := fmt.Sprintf("Tests: two-sided paired t-test and Wilcoxon signed-rank test, each Holm-corrected once over the whole family (holm: %s): every (environment, method) comparison with %s on the final score, %d test(s) (%d environment(s), %d method(s)).",
+		HolmFamily, base, n, len(envs), len(c.Methods)-1)
+	if nt != n || nw != n {
+		s += fmt.Sprintf(" %d paired t-test(s) and %d Wilcoxon test(s) of them have a p-value; the correction of each test runs over those.", nt, nw)
+	}
+	if len(c.Envs) > 1 {
+		s += fmt.Sprintf(" The rows over all environments stay outside the family: each is Holm-corrected over the %d method(s) compared with %s over all environments.", len(c.Methods)-1, base)
+	}
+	return s + " The paired gains form a family of their own, corrected the same way."
 }
 
 // envPairedWords sums up one environment's paired rows of final scores in one sentence.

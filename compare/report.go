@@ -290,12 +290,13 @@ func (c *Comparison) document(plots PlotFiles) doc {
 	d = append(d, c.protocolSection()...)
 	d = append(d, c.levelsSection(plots)...)
 	d = append(d, c.pairedSection(plots)...)
+	d = append(d, c.stepSizeSection()...)
 	d = append(d, c.perEnvSection(plots)...)
 	d = append(d, c.aggregateSection(plots)...)
 	d = append(d, c.rankingSection()...)
 	d = append(d, c.gainSection()...)
 	d = append(d, c.whySection()...)
-	d = append(d, definitionsSection()...)
+	d = append(d, definitionsSection(c.Options.Holm)...)
 	d = append(d, c.configsSection()...)
 	d = append(d, c.runsSection()...)
 	return d
@@ -384,9 +385,12 @@ func (c *Comparison) levelsSection(plots PlotFiles) doc {
 	}
 	o := c.Options
 	d := doc{heading{2, "Along the difficulty axes (paired)"},
-		para(fmt.Sprintf("Each method's final %s minus %s's on the same seed and warm start, by %s: mean over the seed pairs with its 95 %% t interval, and the pairs it was ahead of, tied with and behind the baseline. The warm start is the metric before training (iteration 0). The credit diagnostics are each run's mean over its iterations, averaged over the environment's runs (every method): the decision share is the share of steps leaving a state whose actions lead to different values (where step-level credit can differ from trajectory credit at all); wasted steps bring success no closer (ALFWorld, as GraphGPO measured it: 65 %% of the steps of successes, 22 %% of failures).",
+		para(fmt.Sprintf("Each method's final %s minus %s's on the same seed and warm start, by %s: mean over the seed pairs with its 95 %% t interval, and the pairs it was ahead of, tied with and behind the baseline. The warm start is the metric before training (iteration 0). The credit diagnostics are each run's mean over its iterations, averaged over the environment's runs (every method): the decision share is the share of steps leaving a state whose actions lead to different values (where step-level credit can differ from trajectory credit at all); wasted steps bring success no closer (ALFWorld, as GraphGPO measured it: 65 %% of the steps of successes wasted; in failures 22 %% of the steps make progress, so 78 %% are wasted).",
 			MetricWords(o.Metric), o.Baseline, strings.Join(o.Levels.Axes, " and "))),
 		c.levelsTable(rows)}
+	if c.hasWasteTargets() {
+		d = append(d, para(c.wasteTargetNote(rows)))
+	}
 	if plots.Levels != "" {
 		d = append(d, plotFigure("paired difference along the difficulty axes", plots.Levels))
 	}
@@ -466,8 +470,13 @@ func (c *Comparison) rankingSection() doc {
 		words}
 }
 
-// definitionsSection defines every statistic of the report.
-func definitionsSection() doc {
+// definitionsSection defines every statistic of the report; holm is the family of Holm's
+// correction (Options.Holm).
+func definitionsSection(holm string) doc {
+	holmDef := "Holm: Holm's step-down correction over the methods compared with the baseline in the same environment (or over all environments) and measure, separately for each test."
+	if holm == HolmFamily {
+		holmDef = "Holm: Holm's step-down correction, separately for each test, once per measure over every (environment, method) comparison with the baseline (holm: family); the rows over all environments stay outside that family, corrected over the methods alone."
+	}
 	return doc{heading{2, "Definitions"}, bullet{
 		"IQM: interquartile mean, scipy.stats.trim_mean(x, 0.25): sort the n scores, drop ⌊n/4⌋ at each end, average the rest (n < 4: the mean).",
 		"Confidence intervals: percentile bootstrap; each resample draws, independently per method and per environment, as many runs as there are, with replacement.",
@@ -476,7 +485,7 @@ func definitionsSection() doc {
 		"Paired difference: method − baseline within a pair; mean with a percentile-bootstrap interval over pairs (stratified by environment over all environments), median, sample SD; ahead / tied / behind count pairs with a positive, zero and negative difference.",
 		"Paired t: scipy.stats.ttest_rel, two-sided, n − 1 degrees of freedom; n/a for fewer than two pairs or differences that do not vary.",
 		"Wilcoxon: scipy.stats.wilcoxon's defaults (zero differences dropped, average ranks for ties, no continuity correction); W = min(W+, W−); exact null distribution for up to 50 differences without ties or zeros and for up to 13 with them, the tie-corrected normal approximation otherwise.",
-		"Holm: Holm's step-down correction over the methods compared with the baseline in the same environment (or over all environments) and measure, separately for each test.",
+		holmDef,
 		"Variance decomposition: two-way analysis of variance without interaction, method × seed, over the seeds every method ran from the same initial weights; shares of the total sum of squares; residual SD √(SS_resid/((m−1)(s−1))); seed SD √max(0, (MS_seed − MS_resid)/m). Sample sizes: smallest n with power ≥ 80 % for a two-sided t-test at level 0.05 (noncentral t).",
 		"Gain: final score minus the evaluation before training (iteration 0).",
 		"Welch p: two-sided Welch t-test on final scores, Welch–Satterthwaite degrees of freedom; n/a when a method has fewer than 2 runs or neither method's scores vary.",

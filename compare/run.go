@@ -69,6 +69,14 @@ type Run struct {
 	// EstimatorMeans are the means over the run's train lines of each estimator diagnostic
 	// (the est/ keys of metrics.jsonl, such as est/merge_ratio), each over the lines that have it.
 	EstimatorMeans map[string]float64
+	// StepMeans are the means over the run's train lines of its step-size diagnostics
+	// (est/adv_std, grad_norm, approx_kl, clip_frac, param_change), each over the lines that have
+	// it; a key no line has is absent.
+	StepMeans map[string]float64
+	// FirstTrain holds every numeric value of the train line of iteration 1, whose batch was
+	// sampled from the initial weights before any update (the warm start's own episodes, such as
+	// its est/wasted_success); nil when metrics.jsonl has no such line.
+	FirstTrain map[string]float64
 }
 
 // RunConfig holds the config fields that define a comparison's protocol. Zero means the key was
@@ -304,8 +312,8 @@ type lastSeen struct {
 // context: often enough to stop at once, rarely enough to cost nothing.
 const interruptCheckLines = 1024
 
-// loadMetrics reads metrics.jsonl into r.Evals and r.EstimatorMeans and returns the progress
-// its last lines record.
+// loadMetrics reads metrics.jsonl into r.Evals, r.EstimatorMeans, r.StepMeans and
+// r.FirstTrain and returns the progress its last lines record.
 func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 	f, err := limits.Metrics.Open(path)
 	if err != nil {
@@ -322,7 +330,7 @@ func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	lineNo := 0
-	ml := metricsLog{run: r, est: map[string][]float64{}, since: map[string][]float64{}}
+	ml := metricsLog{run: r, est: map[string][]float64{}, step: map[string][]float64{}, since: map[string][]float64{}}
 	for sc.Scan() {
 		lineNo++
 		if lineNo%interruptCheckLines == 0 && ctx.Err() != nil {
@@ -352,6 +360,10 @@ func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 	for k, vs := range ml.est {
 		r.EstimatorMeans[k] = Mean(vs)
 	}
+	r.StepMeans = make(map[string]float64, len(ml.step))
+	for k, vs := range ml.step {
+		r.StepMeans[k] = Mean(vs)
+	}
 	if len(r.Evals) == 0 {
 		return ml.last, &LoadError{File: path, Err: errors.New(`no "eval" line: the run has not been evaluated yet`)}
 	}
@@ -362,8 +374,8 @@ func (r *Run) loadMetrics(ctx context.Context, path string) (lastSeen, error) {
 type metricsLog struct {
 	run  *Run
 	last lastSeen
-	// est holds the est/ diagnostics of every train line.
-	est map[string][]float64
+	// est holds the est/ diagnostics of every train line, step its step-size diagnostics.
+	est, step map[string][]float64
 	// since holds the trainMetrics of the train lines since the last eval line.
 	since map[string][]float64
 }
@@ -382,6 +394,9 @@ func (m *metricsLog) add(line []byte) error {
 		return err
 	}
 	if typ == "train" {
+		if iter == 1 && m.run.FirstTrain == nil {
+			m.run.FirstTrain = values
+		}
 		m.addTrain(values)
 		return nil
 	}
@@ -443,7 +458,7 @@ func (m *metricsLog) advance(values map[string]float64) (iter, steps int64, err 
 	return iter, steps, nil
 }
 
-// addTrain keeps a train line's tokens, diagnostics and trainMetrics.
+// addTrain keeps a train line's tokens, diagnostics, step sizes and trainMetrics.
 func (m *metricsLog) addTrain(values map[string]float64) {
 	if tok, ok := values["tokens"]; ok {
 		m.last.tokens = int64(tok)
@@ -451,6 +466,11 @@ func (m *metricsLog) addTrain(values map[string]float64) {
 	for k, v := range values {
 		if strings.HasPrefix(k, "est/") {
 			m.est[k] = append(m.est[k], v)
+		}
+	}
+	for _, k := range stepSizeKeys() {
+		if v, ok := values[k]; ok {
+			m.step[k] = append(m.step[k], v)
 		}
 	}
 	for _, k := range trainMetrics() {

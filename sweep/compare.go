@@ -60,7 +60,7 @@ func CompareRuns(ctx context.Context, dir string, m *Manifest, partial bool) (ru
 func (m *Manifest) CompareOptions() compare.Options {
 	c := m.Compare
 	o := compare.Options{Metric: c.Metric, Baseline: c.Baseline, Final: c.Final, BudgetTolerance: c.BudgetTol,
-		Force: c.Force, Title: c.Title}
+		Force: c.Force, Title: c.Title, Holm: c.Holm}
 	if o.Final == "" {
 		o.Final = compare.FinalCommonBudget
 	}
@@ -84,7 +84,8 @@ func (m *Manifest) Title(runs []*compare.Run, metric string) string {
 	return fmt.Sprintf("Sweep %s: %s on %s (%s)", m.Name, strings.Join(methods, " vs "), strings.Join(envs, ", "), metric)
 }
 
-// Levels places the sweep's envs on its bases' difficulty axes; nil when the bases name none.
+// Levels places the sweep's envs on its bases' difficulty axes, with their bases' warm-start
+// targets (waste_target); nil when the bases name none.
 func (m *Manifest) Levels() *compare.Levels {
 	var lv *compare.Levels
 	for _, r := range m.Runs {
@@ -103,6 +104,12 @@ func (m *Manifest) Levels() *compare.Levels {
 			_, vals[i], _ = strings.Cut(l, "=")
 		}
 		lv.Of[r.Env] = vals
+		if r.WasteTarget != nil {
+			if lv.WasteTarget == nil {
+				lv.WasteTarget = map[string]float64{}
+			}
+			lv.WasteTarget[r.Env] = *r.WasteTarget
+		}
 	}
 	return lv
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -104,6 +105,11 @@ type Base struct {
 	// slack=3]): every base of the sweep names the same axes, or none does. The comparison
 	// then shows each method's paired difference along them.
 	Levels []string `yaml:"levels"`
+	// WasteTarget, when given, is the share of wasted steps (in [0, 1]) the base's warm start
+	// is meant to have in its successful episodes; the comparison's levels section sets it
+	// beside the share measured on the runs' first iteration and flags a miss of more than 5
+	// points. It needs levels.
+	WasteTarget *float64 `yaml:"waste_target"`
 }
 
 // Variant is a named set of overrides, compared as the method Label.
@@ -149,6 +155,10 @@ type CompareConfig struct {
 	Force bool `yaml:"force" json:"force,omitempty"`
 	// Title heads the report.
 	Title string `yaml:"title" json:"title,omitempty"`
+	// Holm is the family of Holm's correction of the paired tests: compare.HolmEnv (default:
+	// within each environment) or compare.HolmFamily (once over every environment's and
+	// method's comparison with the baseline).
+	Holm string `yaml:"holm" json:"holm,omitempty"`
 }
 
 // Load reads and validates a sweep config file. Problems are *config.Errors naming the
@@ -204,7 +214,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		return fail("the top level must be a mapping of keys (see configs/README.md, Sweeps)")
 	}
 	f := file{OutDir: DefaultOutDir, Executor: ExecLocal,
-		Slurm: SlurmConfig{CPUsPerTask: 1}, Compare: CompareConfig{Final: FinalCommonBudget}}
+		Slurm: SlurmConfig{CPUsPerTask: 1}, Compare: CompareConfig{Final: FinalCommonBudget, Holm: compare.HolmEnv}}
 	if err := strict.Decode(doc.Content[0], &f); err != nil {
 		return fail("%v", err)
 	}
@@ -292,6 +302,9 @@ func (c *Config) validateBases() error {
 			return fmt.Errorf("bases[%d].label: %q is not allowed (letters, digits and . _ + = -, starting with a letter or digit)", i, b.Label)
 		}
 		if err := checkLevels(i, b, c.Bases[0]); err != nil {
+			return err
+		}
+		if err := checkWasteTarget(i, b); err != nil {
 			return err
 		}
 		if j := slices.IndexFunc(c.Bases[:i], func(o Base) bool { return o.Label == b.Label }); b.Label != "" && j >= 0 {
@@ -401,6 +414,24 @@ func checkLevels(i int, b, first Base) error {
 	if want, got := keys(first.Levels), keys(b.Levels); !slices.Equal(want, got) {
 		return fmt.Errorf("bases[%d].levels: axes [%s], but bases[0] has [%s] (every base names the same axes in the same order, or none does)",
 			i, strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	return nil
+}
+
+// wasteTargetAllowed says what a base's waste_target may be.
+const wasteTargetAllowed = "allowed: a number in 0..1, the share of wasted steps in the warm start's successful episodes, e.g. 0.35"
+
+// checkWasteTarget checks base i's waste_target: a share in [0, 1], on a base with levels
+// (the comparison's levels section is where it is checked).
+func checkWasteTarget(i int, b Base) error {
+	if b.WasteTarget == nil {
+		return nil
+	}
+	if t := *b.WasteTarget; !(t >= 0 && t <= 1) {
+		return fmt.Errorf("bases[%d].waste_target: %v is out of range (%s)", i, t, wasteTargetAllowed)
+	}
+	if len(b.Levels) == 0 {
+		return fmt.Errorf("bases[%d].waste_target: %v is given, but the base has no levels (the comparison checks the target in its levels section: place the base with levels: [axis=value])", i, *b.WasteTarget)
 	}
 	return nil
 }
@@ -526,10 +557,14 @@ func parseBases(items []yaml.Node) ([]Base, error) {
 			continue
 		}
 		if it.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value], label: NAME, levels: [axis=value]}", at)
+			return nil, fmt.Errorf("%s: must be a path or a mapping {config: PATH, set: [key=value], label: NAME, levels: [axis=value], waste_target: SHARE}", at)
 		}
 		var b Base
 		if err := strict.DecodeAt(it, at, &b); err != nil {
+			var se *strict.Error
+			if errors.As(err, &se) && se.Key == at+".waste_target" && se.Type != nil {
+				return nil, wasteTargetError(it, at)
+			}
 			return nil, err
 		}
 		if b.Config == "" {
@@ -538,6 +573,18 @@ func parseBases(items []yaml.Node) ([]Base, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// wasteTargetError refuses the waste_target of the base mapping it (at bases[i]) whose value
+// is not a number.
+func wasteTargetError(it *yaml.Node, at string) error {
+	val := "a list or a mapping"
+	for k := 0; k+1 < len(it.Content); k += 2 {
+		if v := it.Content[k+1]; it.Content[k].Value == "waste_target" && v.Kind == yaml.ScalarNode {
+			val = strconv.Quote(v.Value)
+		}
+	}
+	return fmt.Errorf("%s.waste_target: %s is not a number (%s)", at, val, wasteTargetAllowed)
 }
 
 func (s *SlurmConfig) validate() error {
@@ -566,6 +613,9 @@ func (s *SlurmConfig) validate() error {
 func (c *CompareConfig) validate() error {
 	if c.Final != FinalLast && c.Final != FinalCommonBudget {
 		return fmt.Errorf("compare.final: %q is not allowed (allowed: %s, %s)", c.Final, FinalCommonBudget, FinalLast)
+	}
+	if c.Holm != compare.HolmEnv && c.Holm != compare.HolmFamily {
+		return fmt.Errorf("compare.holm: %q is not allowed (allowed: %s, %s)", c.Holm, compare.HolmEnv, compare.HolmFamily)
 	}
 	if c.BudgetTol < 0 || c.BudgetTol > 1 {
 		return fmt.Errorf("compare.budget_tol: %v is out of range (allowed 0..1, a fraction: 0.05 allows a 5 %% spread)", c.BudgetTol)

@@ -1,11 +1,13 @@
 package sweep
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/graftrl/graftrl/compare"
 	"github.com/graftrl/graftrl/config"
 )
 
@@ -25,7 +27,7 @@ set: ["env_steps=50000"]
 executor: slurm
 workers: 3
 slurm: {partition: debug, time: "00:30:00", cpus_per_task: 2, gpus: 1, max_parallel: 4, extra: ["#SBATCH --mem=2G"]}
-compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol: 0.05, force: true, title: T}
+compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol: 0.05, force: true, title: T, holm: family}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,8 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 	if c.Executor != ExecSlurm || c.Workers != 3 || c.Slurm.CPUsPerTask != 2 || c.Slurm.MaxParallel != 4 || c.Slurm.Extra[0] != "#SBATCH --mem=2G" {
 		t.Errorf("sections: %+v", c)
 	}
-	if c.Compare.Final != FinalLast || c.Compare.BudgetTol != 0.05 || !c.Compare.Force || c.Compare.Metric != "eval/heldout/success" {
+	if c.Compare.Final != FinalLast || c.Compare.BudgetTol != 0.05 || !c.Compare.Force || c.Compare.Metric != "eval/heldout/success" ||
+		c.Compare.Holm != compare.HolmFamily {
 		t.Errorf("compare %+v", c.Compare)
 	}
 
@@ -61,7 +64,7 @@ compare: {metric: eval/heldout/success, baseline: grpo, final: last, budget_tol:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Executor != ExecLocal || d.Workers != 0 || d.Slurm.CPUsPerTask != 1 || d.Compare.Final != FinalCommonBudget {
+	if d.Executor != ExecLocal || d.Workers != 0 || d.Slurm.CPUsPerTask != 1 || d.Compare.Final != FinalCommonBudget || d.Compare.Holm != compare.HolmEnv {
 		t.Errorf("defaults: %+v", d)
 	}
 }
@@ -95,6 +98,9 @@ func TestParseErrors(t *testing.T) {
 		{"name: x\nbase: b\ncompare: {final: best}\n", `compare.final: "best" is not allowed (allowed: common-budget, last)`},
 		{"name: x\nbase: b\ncompare: {budget_tol: 5}\n", "compare.budget_tol: 5 is out of range (allowed 0..1"},
 		{"name: x\nbase: b\ncompare: {force: maybe}\n", `key "compare.force": value "maybe" is not a valid boolean (true/false)`},
+		{"name: x\nbase: b\ncompare: {holm: cells}\n", `compare.holm: "cells" is not allowed (allowed: env, family)`},
+		{"name: x\nbase: b\ncompare: {holm: \"\"}\n", `compare.holm: "" is not allowed (allowed: env, family)`},
+		{"name: x\nbase: b\ncompare: {holm: [env]}\n", `compare.holm`},
 		{"name: x\nbase: b\nname: y\n", `key "name" appears twice`},
 		{"- a\n", "the top level must be a mapping"},
 		{"name: [x\n", "did not find expected"},
@@ -135,4 +141,20 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// compare.holm reaches the comparison through the manifest. A manifest written before the key
+// existed has none: the comparison's default, env, then applies.
+func TestCompareOptionsHolm(t *testing.T) {
+	m := &Manifest{Compare: CompareConfig{Final: FinalLast, Holm: compare.HolmFamily}}
+	if o := m.CompareOptions(); o.Holm != compare.HolmFamily || o.Final != compare.FinalLast {
+		t.Errorf("options %+v", o)
+	}
+	var old Manifest
+	if err := json.Unmarshal([]byte(`{"version": 1, "compare": {"final": "common-budget"}}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if o := old.CompareOptions(); o.Holm != "" {
+		t.Errorf("an old manifest's holm %q, want none (the comparison's default)", o.Holm)
+	}
 }

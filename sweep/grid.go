@@ -45,6 +45,9 @@ type Run struct {
 	Base string `json:"base,omitempty"`
 	// Levels are its base's place on the study's difficulty axes (key=value, in axis order).
 	Levels []string `json:"levels,omitempty"`
+	// WasteTarget is its base's waste_target: the share of wasted steps its warm start is
+	// meant to have in its successful episodes (nil: none, as in manifests older than the key).
+	WasteTarget *float64 `json:"waste_target,omitempty"`
 	// Overrides are the --set overrides that turn the base config into the run's config.
 	Overrides []string `json:"overrides"`
 	// Iterations and EnvSteps are the run's budget (iterations cap; env steps, 0 = none).
@@ -240,7 +243,7 @@ func (c *Config) expandRun(walk gridWalk, bases [][]byte, idx int) (Run, error) 
 	if len(bases) > 1 {
 		r.Base = b.Config
 	}
-	r.Levels = b.Levels
+	r.Levels, r.WasteTarget = b.Levels, b.WasteTarget
 	c.nameRun(&r, b.Label, walk.axes, pick, &cfg)
 	if !safeName.MatchString(r.Name) {
 		// The grid's values are slugs, so this takes an env whose own name is not one; a

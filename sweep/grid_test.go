@@ -185,7 +185,7 @@ func TestBasesRefused(t *testing.T) {
 		{"bases: []", "non-empty list"},
 		{"bases: [a.yaml, a.yaml]", `"a.yaml" is listed twice with the same set`},
 		{"bases: [{set: [seed=1]}]", "bases[0].config: the base config path is required"},
-		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "bases[0].sets" (allowed under bases: config, label, levels, set)`},
+		{"bases: [{config: a.yaml, sets: [x]}]", `unknown key "bases[0].sets" (allowed under bases: config, label, levels, set, waste_target)`},
 		{"bases: [[a.yaml]]", "bases[0]: must be a path or a mapping"},
 		{"bases: [{config: a.yaml, set: [seed]}]", "bases[0].set"},
 		{"bases: [{config: a.yaml, set: [seed=3]}]\ngrid: {seed: [1, 2]}", `sets the grid key "seed"`},
@@ -196,6 +196,13 @@ func TestBasesRefused(t *testing.T) {
 		{"bases: [{config: a.yaml, levels: [h=1, s=2]}, {config: b.yaml, levels: [s=1, h=2]}]", "bases[1].levels: axes [s, h], but bases[0] has [h, s]"},
 		{"bases: [{config: a.yaml, levels: [h=1]}, b.yaml]", "bases[1].levels: axes [], but bases[0] has [h]"},
 		{"bases: [{config: a.yaml, label: x}, {config: a.yaml, label: x, set: [seed=2]}]", `bases[1].label: "x" is also the label of bases[0]`},
+		{"bases: [{config: a.yaml, levels: [h=1], waste_target: 1.5}]", "bases[0].waste_target: 1.5 is out of range (allowed: a number in 0..1"},
+		{"bases: [{config: a.yaml, levels: [h=1]}, {config: b.yaml, levels: [h=2], waste_target: -0.05}]", "bases[1].waste_target: -0.05 is out of range (allowed: a number in 0..1"},
+		{"bases: [{config: a.yaml, levels: [h=1], waste_target: .nan}]", "bases[0].waste_target: NaN is out of range (allowed: a number in 0..1"},
+		{"bases: [{config: a.yaml, levels: [h=1], waste_target: 35%}]", `bases[0].waste_target: "35%" is not a number (allowed: a number in 0..1`},
+		{"bases: [{config: a.yaml, levels: [h=1], waste_target: null}]", `bases[0].waste_target: "null" is not a number (allowed: a number in 0..1`},
+		{"bases: [{config: a.yaml, levels: [h=1], waste_target: [0.35]}]", "bases[0].waste_target: a list or a mapping is not a number (allowed: a number in 0..1"},
+		{"bases: [{config: a.yaml, waste_target: 0.35}]", "bases[0].waste_target: 0.35 is given, but the base has no levels"},
 	} {
 		_, err := Parse("s.yaml", []byte("name: s\n"+tc.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +126,59 @@ func TestTuneRefused(t *testing.T) {
 	variantSets := strings.Replace(tuneSweep, "[estimator=grpo]", "[estimator=grpo, optim.lr=0.1]", 1)
 	if _, err := Parse("s.yaml", []byte(variantSets+"tune: {key: optim.lr, values: [0.001, 0.002], seeds: [101]}\n")); err == nil || !strings.Contains(err.Error(), "tune.key: optim.lr is also set by variants[0].set") {
 		t.Errorf("a variant setting the tuned key: %v", err)
+	}
+}
+
+// A base's waste_target reaches the manifest and the comparison's levels, keyed by the base's
+// env (its label); 0 is a target like any other, and a base without one has none. A manifest
+// written before the key existed has no targets.
+func TestWasteTarget(t *testing.T) {
+	dir := t.TempDir()
+	c := writeSweep(t, dir, `name: waste
+bases:
+  - {config: tiny.yaml, label: small, levels: [horizon=5], waste_target: 0.35, set: [env.size=5]}
+  - {config: tiny.yaml, label: large, levels: [horizon=7], set: [env.size=7]}
+  - {config: tiny.yaml, label: clean, levels: [horizon=9], waste_target: 0, set: [env.size=9]}
+grid:
+  seed: [1]
+set: [iterations=1]
+`)
+	if b := c.Bases[0]; b.WasteTarget == nil || *b.WasteTarget != 0.35 || c.Bases[1].WasteTarget != nil {
+		t.Fatalf("bases %+v", c.Bases)
+	}
+	m, err := c.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := LoadManifest(c.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range []*Manifest{m, stored} {
+		lv := mf.Levels()
+		if lv == nil || len(lv.WasteTarget) != 2 || lv.WasteTarget["small"] != 0.35 {
+			t.Fatalf("levels %+v", lv)
+		}
+		if v, ok := lv.WasteTarget["clean"]; !ok || v != 0 {
+			t.Errorf("clean's target %v (present %v), want 0", v, ok)
+		}
+		if _, ok := lv.WasteTarget["large"]; ok {
+			t.Errorf("large has a target: %v", lv.WasteTarget)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(c.Dir(), ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"waste_target"`); n != 2 {
+		t.Errorf("manifest.json holds waste_target %d times, want 2 (small, clean):\n%s", n, data)
+	}
+
+	var old Manifest
+	if err := json.Unmarshal([]byte(`{"version": 1, "runs": [{"index": 0, "name": "small-grpo-s1", "env": "small", "levels": ["horizon=5"]}]}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if lv := old.Levels(); lv == nil || lv.Of["small"][0] != "5" || lv.WasteTarget != nil {
+		t.Errorf("an old manifest's levels %+v, want horizon 5 and no targets", lv)
 	}
 }

@@ -29,6 +29,7 @@ type compareOptions struct {
 	baseline  string
 	outDir    string
 	final     string
+	holm      string
 	budgetTol float64
 	force     bool
 	partial   bool
@@ -47,6 +48,7 @@ func (o *compareOptions) flags(cmd *cobra.Command) {
 	f.StringVar(&o.baseline, "baseline", "", "method the others are tested against (default: grpo when present)")
 	f.StringVar(&o.outDir, "out", "", "report directory (default: DIR/report)")
 	f.StringVar(&o.final, "final", "", "final score: common-budget (each run read at the common env-step budget; default for sweeps) or last (each run's last evaluation; default otherwise)")
+	f.StringVar(&o.holm, "holm", "", "family of Holm's correction of the paired tests: env (within each env, over the methods; default: the sweep's compare.holm, else env) or family (once over every env's and method's comparison with the baseline)")
 	f.Float64Var(&o.budgetTol, "budget-tol", -1, "with --final last: relative env-step budget spread allowed, (max-min)/max (default 0: equal budgets)")
 	f.BoolVar(&o.force, "force", false, "compare runs whose budgets differ (the report says so)")
 	f.BoolVar(&o.partial, "partial", false, "sweeps: compare the finished runs, leaving unfinished ones out")
@@ -68,10 +70,15 @@ report.html and CSV files, written to DIR/report (or --out).
 Paired statistics: runs of two methods with the same env, seed and initial weights (the warm
 start's checksum in summary.json, or random weights from the same seed) are compared seed by
 seed: the mean paired difference from the baseline with its intervals, the paired t-test and
-the Wilcoxon signed-rank test (Holm-corrected over the methods), a variance decomposition
+the Wilcoxon signed-rank test (Holm-corrected over the methods in each env, or with --holm
+family once over every env's and method's comparison), a variance decomposition
 method × seed with the seeds a difference of 0.05 or 0.10 needs, and each run's gain over its
 evaluation before training (paired.csv, variance.csv, gain.csv, plots/paired.png). Runs that
 cannot be paired are named; with no pair at all the report says why.
+
+Step sizes: where the runs' train lines carry them, each env's and method's mean advantage SD,
+gradient norm, approximate KL, clip fraction and weight change, with their ratio to the
+baseline's (stepsize.csv, a secondary section of the report).
 
 Budgets: runs are compared at equal budgets in environment steps. Under --final last, runs whose
 final env steps differ (beyond --budget-tol) are refused unless --force; under --final
@@ -87,7 +94,9 @@ and the same command again starts it over.`,
   # run the sweep here first (finished runs are skipped), then compare it
   graftrl compare --run configs/sweeps/estimators.yaml
   # every run under a folder, against GRPO, the report elsewhere
-  graftrl compare runs --baseline grpo --out /tmp/report`,
+  graftrl compare runs --baseline grpo --out /tmp/report
+  # a study's primary family: one Holm correction over every env's and method's comparison
+  graftrl compare runs/credit --holm family`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return &usageError{fmt.Sprintf("compare: one directory expected, got %d arguments", len(args))}
@@ -169,7 +178,7 @@ func (e *compareInterrupted) Unwrap() []error { return []error{e.err, sweep.ErrI
 // commandLine rebuilds the command as typed: its path, arguments and the flags that were set.
 func commandLine(cmd *cobra.Command, args []string) string {
 	parts := append([]string{cmd.CommandPath()}, args...)
-	for _, name := range []string{"run", "config", "metric", "baseline", "out", "final", "budget-tol", "force", "partial", "title", "workers"} {
+	for _, name := range []string{"run", "config", "metric", "baseline", "out", "final", "holm", "budget-tol", "force", "partial", "title", "workers"} {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			parts = append(parts, "--"+name+"="+f.Value.String())
 		}
@@ -188,6 +197,8 @@ func compareRun(ctx context.Context, o *compareOptions) error {
 		return &usageError{"compare: a sweep or runs directory (or --run SWEEP.yaml) is required"}
 	case o.final != "" && o.final != compare.FinalLast && o.final != compare.FinalCommonBudget:
 		return &usageError{fmt.Sprintf("compare: --final %q is not allowed (allowed: %s, %s)", o.final, compare.FinalCommonBudget, compare.FinalLast)}
+	case o.holm != "" && o.holm != compare.HolmEnv && o.holm != compare.HolmFamily:
+		return &usageError{fmt.Sprintf("compare: --holm %q is not allowed (allowed: %s, %s)", o.holm, compare.HolmEnv, compare.HolmFamily)}
 	}
 	if o.run != "" && o.metric != "" {
 		// The runs train first: a misspelt metric is refused before they start. Runs already
@@ -259,6 +270,9 @@ func compareWork(ctx context.Context, o *compareOptions) error {
 	}
 	if o.final != "" {
 		opts.Final = o.final
+	}
+	if o.holm != "" {
+		opts.Holm = o.holm
 	}
 	if o.budgetTol >= 0 {
 		opts.BudgetTolerance = o.budgetTol

@@ -129,3 +129,47 @@ func TestCompareEndlessMetrics(t *testing.T) {
 		t.Fatal("compare still reading a metrics.jsonl linked to /dev/urandom after 60 s")
 	}
 }
+
+// --holm chooses the family of Holm's correction: family is named in the report and in the
+// command line it records; any value but env and family is refused (exit status 2) before the
+// runs are read, and no report is written.
+func TestCompareHolm(t *testing.T) {
+	root := t.TempDir()
+	runs := writeRunsDir(t, root, "0.9")
+	bad := filepath.Join(root, "bad")
+	_, _, err := cliErr(t, "compare", runs, "--out", bad, "--holm", "cells")
+	if code := exitStatus(err); code != exitConfig || err == nil || err.Error() != `compare: --holm "cells" is not allowed (allowed: env, family)` {
+		t.Errorf("--holm cells: exit %d, error %v; want exit %d naming the flag, the value and env, family", code, err, exitConfig)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a refused --holm left a report")
+	}
+	for _, tc := range []struct {
+		holm string
+		want []string
+	}{
+		{"", []string{"each Holm-corrected over the 1 method(s) compared with grpo in the same environment."}},
+		{"env", []string{"each Holm-corrected over the 1 method(s) compared with grpo in the same environment.", "--holm=env"}},
+		{"family", []string{"each Holm-corrected once over the whole family (holm: family): every (environment, method) comparison with grpo on the final score, 1 test(s) (1 environment(s), 1 method(s)).",
+			"Produced by: graftrl compare " + runs + " --out=" + filepath.Join(root, "family") + " --holm=family"}},
+	} {
+		out := filepath.Join(root, "report-"+tc.holm)
+		args := []string{"compare", runs, "--out", out}
+		if tc.holm != "" {
+			out = filepath.Join(root, tc.holm)
+			args = []string{"compare", runs, "--out", out, "--holm", tc.holm}
+		}
+		if _, stderr, err := cliErr(t, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		md, err := os.ReadFile(filepath.Join(out, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(md), w) {
+				t.Errorf("--holm %q: report.md lacks %q", tc.holm, w)
+			}
+		}
+	}
+}
