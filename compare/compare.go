@@ -123,6 +123,9 @@ type Comparison struct {
 	// gradient norm, approximate KL, clip fraction and weight change), env-major; none when no
 	// run logged any.
 	StepSizes []StepSizeRow
+	// Slopes are the trends of the paired differences along the first levels axis, one per
+	// panel and method (none without levels).
+	Slopes []SlopeRow
 	// Warnings are the caveats a reader must see (forced budgets, incomplete runs, unequal
 	// seeds, mixed configs under one method, scores outside the normalisation range).
 	Warnings []string
@@ -328,6 +331,7 @@ func CompareContext(ctx context.Context, runs []*Run, opts Options) (*Comparison
 	c.configs()
 	c.warn()
 	c.Levels = c.levelRows()
+	c.Slopes = c.slopeRows()
 	c.StepSizes = c.stepSizes()
 	return c, nil
 }

@@ -173,7 +173,7 @@ func (c *Comparison) ProfilesTable() [][]string {
 }
 
 // WriteCSV writes every table and plotted series of the comparison as CSV files into dir
-// (levels.csv and stepsize.csv only when they have rows).
+// (levels.csv, stepsize.csv and slopes.csv only when they have rows).
 func (c *Comparison) WriteCSV(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("csv: %w", err)
@@ -182,9 +182,9 @@ func (c *Comparison) WriteCSV(dir string) error {
 		PerEnvCSV: c.PerEnvTable(), AggregateCSV: c.AggregateTable(), RunsCSV: c.RunsTable(), PairsCSV: c.PairsTable(),
 		CurvesCSV: c.CurvesTable(), ProfilesCSV: c.ProfilesTable(),
 		PairedCSV: c.PairedTable(), VarianceCSV: c.VarianceTable(), GainCSV: c.GainTable(), LevelsCSV: c.LevelsTable(),
-		StepSizeCSV: c.StepSizeTable(),
+		StepSizeCSV: c.StepSizeTable(), SlopesCSV: c.SlopesTable(),
 	} {
-		if (name == LevelsCSV || name == StepSizeCSV) && len(rows) < 2 {
+		if (name == LevelsCSV || name == StepSizeCSV || name == SlopesCSV) && len(rows) < 2 {
 			continue
 		}
 		var buf bytes.Buffer

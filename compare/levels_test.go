@@ -76,6 +76,24 @@ func TestLevels(t *testing.T) {
 	if len(csv) != 5 || strings.Join(csv[0][:4], ",") != "horizon,slack,env,method" || strings.Join(csv[4][:4], ",") != "9,3,h9-s3,graft" {
 		t.Errorf("levels.csv %q", csv)
 	}
+	// Slopes along horizon, one per slack panel. Slack 3's differences are 0, 0, 0 at horizon 5
+	// and 0.1, 0.2, 0.3 at 9: x̄ 7, ȳ 0.1, Sxx = 6·2² = 24, Sxy = 3·(−2)(−0.1) + 2·(0 + 0.1 + 0.2)
+	// = 1.2, slope 0.05; residuals 0, 0, 0, −0.1, 0, 0.1, so s² = 0.02/4 and SE = √(0.005/24) =
+	// 0.0144338; t = 3.4641 on 4 df, two-sided p = 0.0257214 (for 4 df F(t) = ½ + ½x(1 + (1 −
+	// x²)/2), x = t/√(4 + t²)); half-width t(0.975, 4)·SE = 2.776445 × 0.0144338 = 0.040075.
+	// Slack 1.5's differences are all 0: slope 0 with no test (SE 0), which Holm does not count,
+	// so slack 3's Holm p is its own.
+	if len(c.Slopes) != 2 {
+		t.Fatalf("slopes %+v, want one per slack panel", c.Slopes)
+	}
+	flat, s3 := c.Slopes[0], c.Slopes[1]
+	if flat.Panel != "slack=1.5" || flat.Slope != 0 || !math.IsNaN(flat.P) || flat.N != 6 || flat.Envs != 2 {
+		t.Errorf("slack 1.5 slope %+v", flat)
+	}
+	if s3.Panel != "slack=3" || s3.Method != "graft" || s3.X != "horizon" || math.Abs(s3.Slope-0.05) > 1e-12 || math.Abs(s3.SE-0.0144338) > 1e-7 ||
+		math.Abs(s3.P-0.0257214) > 1e-6 || s3.PHolm != s3.P || math.Abs(s3.Hi-s3.Slope-0.040075) > 1e-6 || s3.DF != 4 {
+		t.Errorf("slack 3 slope %+v", s3)
+	}
 	f, err := c.LevelsFigure()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +115,9 @@ func TestLevels(t *testing.T) {
 	md := string(must(t, dir+"/"+ReportMarkdown))
 	if !strings.Contains(md, "## Along the difficulty axes (paired)") || !strings.Contains(md, "| 9 | 3 | h9-s3 | 0.300 [0.250, 0.350] (n=6) | +0.200 [-0.048, +0.448]; 3/0/0 | 0.700 | 0.200 | 0.400 |") {
 		t.Errorf("report without the levels table:\n%s", md)
+	}
+	if !strings.Contains(md, "| slack=3 | graft − grpo | +0.050 [+0.010, +0.090] | 6 (2) |") || !strings.Contains(md, "Holm's correction runs over the 1 slope(s) with a test") {
+		t.Errorf("report without the slopes:\n%s", md)
 	}
 
 	// Without levels, nothing of it: no table, no figure, no levels.csv.

@@ -391,6 +391,7 @@ func (c *Comparison) levelsSection(plots PlotFiles) doc {
 	if c.hasWasteTargets() {
 		d = append(d, para(c.wasteTargetNote(rows)))
 	}
+	d = append(d, c.slopesSection()...)
 	if plots.Levels != "" {
 		d = append(d, plotFigure("paired difference along the difficulty axes", plots.Levels))
 	}
