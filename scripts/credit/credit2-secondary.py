@@ -99,6 +99,9 @@ def main():
         return a[0] - b[0]
 
     def line(label, d):
+        if not d:
+            print(f"| {label} | no pairs | | |")
+            return
         mean, lo, hi, won, lost, p = paired(d)
         print(f"| {label} | {mean:+.3f} [{lo:+.3f}, {hi:+.3f}] | {won}/{len(d) - won - lost}/{lost} | {p:.3g} |")
 
