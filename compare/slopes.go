@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -167,30 +168,17 @@ func (c *Comparison) slopesSection() doc {
 	if len(c.Slopes) == 0 {
 		return nil
 	}
+	_, label := c.slopeX()
 	t := table{head: []string{"panel", "method", "slope (95 % t CI)", "pairs (envs)", "p", "Holm p"}}
 	tested := 0
 	for _, r := range c.Slopes {
 		if !math.IsNaN(r.P) {
 			tested++
 		}
-		t.rows = append(t.rows, []string{cmpOr(r.Panel, "—"), r.Method + " − " + c.Options.Baseline,
+		t.rows = append(t.rows, []string{cmp.Or(r.Panel, "—"), r.Method + " − " + c.Options.Baseline,
 			fmt.Sprintf("%+.3f [%+.3f, %+.3f]", r.Slope, r.Lo, r.Hi), fmt.Sprintf("%d (%d)", r.N, r.Envs),
 			fmtPValue(r.P), fmtPValue(r.PHolm)})
 	}
 	return doc{para(fmt.Sprintf("Trend along the first axis: per panel and method, the least-squares slope of the paired final differences from %s on %s, over every pair of the panel's environments, with its 95 %% t interval (n − 2 degrees of freedom); Holm's correction runs over the %d slope(s) with a test, a family of its own. A slope is the change of the difference per unit of x (for a share: per 1.0, that is per 100 points). Every number: %s.",
-		c.Options.Baseline, c.slopeLabel(), tested, SlopesCSV)), t}
-}
-
-// slopeLabel is what the slopes are taken against.
-func (c *Comparison) slopeLabel() string {
-	_, label := c.slopeX()
-	return label
-}
-
-// cmpOr returns s, or alt when s is empty.
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
+		c.Options.Baseline, label, tested, SlopesCSV)), t}
 }

@@ -356,7 +356,7 @@ func (t *Trainer) restore(ckpt string) (trainerState, error) {
 	if err := t.pol.Load(rundir.PolicyPath(ckpt)); err != nil {
 		return st, err
 	}
-	if err := t.syncSampler(); err != nil {
+	if _, err := t.syncSampler(); err != nil {
 		return st, err
 	}
 	for name, p := range t.pcgs {

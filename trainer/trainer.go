@@ -274,16 +274,17 @@ func (t *Trainer) setupSampler(slots int) error {
 	return nil
 }
 
-// syncSampler copies the updated weights into the host inference path.
-func (t *Trainer) syncSampler() error {
+// syncSampler copies the updated weights into the host inference path and returns the weights
+// it read (nil when there is no host path).
+func (t *Trainer) syncSampler() ([][]float32, error) {
 	if t.host == nil {
-		return nil
+		return nil, nil
 	}
 	w, err := t.pol.Weights()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return t.host.SetWeights(w)
+	return w, t.host.SetWeights(w)
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled (SIGINT/SIGTERM): the run
@@ -571,13 +572,15 @@ func (t *Trainer) iteration(ctx context.Context) (Metrics, Metrics, error) {
 	if err := t.update(rows, m); err != nil {
 		return nil, nil, err
 	}
-	if err := t.syncSampler(); err != nil {
+	after, err := t.syncSampler()
+	if err != nil {
 		return nil, nil, err
 	}
 	if weights0 != nil {
-		after, err := t.pol.Weights()
-		if err != nil {
-			return nil, nil, err
+		if after == nil {
+			if after, err = t.pol.Weights(); err != nil {
+				return nil, nil, err
+			}
 		}
 		m[KeyParamChange] = paramChange(weights0, after)
 	}

@@ -5,7 +5,8 @@ are read"), from the report's runs.csv (one row per run: env, method, seed, fina
 Every reading is a paired difference over the seeds, with its 95 % paired-t interval:
   1. over the four waste levels of a learning rate, each method − GRPO, the pair differences
      averaged over the levels seed by seed (one number per seed);
-  2. round one's confound: GraphGPO at 4e-4 − GRPO at 1e-4, per level and over the levels;
+  2. round one's confound: GraphGPO at 4e-4 − GRPO at 1e-4, per level and over the levels, and
+     what the fourfold rate gives GRPO and GraphGPO themselves (4e-4 − 1e-4, over the levels);
   3. the gap GraphGPO − GRAFT with the episode term (graft-ep), per cell and over the levels.
 Pairs share the seed and the warm start (runs.csv's warm_start hash; a pair whose hashes differ
 is refused). Envs are named w<level>-lr<rate> (configs/credit2.yaml).
@@ -124,6 +125,9 @@ def main():
     for w in levels:
         d = [x for s in seeds if (x := diff(f"{w}-{hi_rate}", "graphgpo", f"{w}-{lo_rate}", "grpo", s)) is not None]
         line(f"graphgpo at 4e-4 − grpo at 1e-4, {w}", d)
+    for m in ("grpo", "graphgpo"):
+        line(f"{m} at 4e-4 − {m} at 1e-4, mean over the levels",
+             over_levels(lambda w, s: diff(f"{w}-{hi_rate}", m, f"{w}-{lo_rate}", m, s)))
     line("graphgpo at 4e-4 − grpo at 1e-4, mean over the levels",
          over_levels(lambda w, s: diff(f"{w}-{hi_rate}", "graphgpo", f"{w}-{lo_rate}", "grpo", s)))
     for rate in rates:
