@@ -336,20 +336,26 @@ func (c *Comparison) levelsPanel(rows []LevelRow, key string) (*plot.Plot, error
 	axes := c.Options.Levels.Axes
 	p := newPlot(key, axes[0], "difference from "+c.Options.Baseline)
 	methods := c.Methods[1:]
-	zero := true
 	var xs []float64
+	for _, r := range rows {
+		if levelPanelKey(r, axes) != key {
+			continue
+		}
+		x, err := strconv.ParseFloat(r.Values[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("levels: %s value %q of %s is not a number", axes[0], r.Values[0], r.Env)
+		}
+		if !slices.Contains(xs, x) {
+			xs = append(xs, x)
+		}
+	}
+	slices.Sort(xs)
+	step, pad := levelDodge(xs, len(methods))
+	zero := true
 	for k, m := range methods {
 		// Methods side by side around each x, so that their intervals do not hide each other.
-		off := (float64(k) - float64(len(methods)-1)/2) * 0.08
-		pts, errs, seen, err := levelSeries(rows, axes, key, m, off)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range seen {
-			if !slices.Contains(xs, x) {
-				xs = append(xs, x)
-			}
-		}
+		off := (float64(k) - float64(len(methods)-1)/2) * step
+		pts, errs := levelSeries(rows, axes, key, m, off)
 		if len(pts) == 0 {
 			continue
 		}
@@ -363,9 +369,8 @@ func (c *Comparison) levelsPanel(rows []LevelRow, key string) (*plot.Plot, error
 		}
 		p.Legend.Add(m, line, dots)
 	}
-	slices.Sort(xs)
 	if len(xs) > 0 {
-		if err := addLevelAxis(p, xs); err != nil {
+		if err := addLevelAxis(p, xs, pad); err != nil {
 			return nil, err
 		}
 	}
@@ -373,22 +378,37 @@ func (c *Comparison) levelsPanel(rows []LevelRow, key string) (*plot.Plot, error
 	return p, nil
 }
 
+// levelDodge is the horizontal distance between neighbouring methods' points at one x, and the
+// axis' margin beyond the outer x values, for the sorted x values xs and n methods: 0.08 and
+// 0.5 on axes whose values lie a unit or more apart (horizon, slack), and scaled down with the
+// narrowest gap g between values (a share such as 0.15, 0.35, 0.5, 0.65) so that a level's n
+// points together span at most 0.4 g and no point strays towards its neighbouring level.
+func levelDodge(xs []float64, n int) (step, pad float64) {
+	gap := math.Inf(1)
+	for i := 1; i < len(xs); i++ {
+		gap = math.Min(gap, xs[i]-xs[i-1])
+	}
+	step, pad = 0.08, 0.5
+	if math.IsInf(gap, 1) || gap <= 0 {
+		return step, pad
+	}
+	if n > 1 {
+		step = math.Min(step, 0.4*gap/float64(n-1))
+	}
+	return step, math.Min(pad, gap)
+}
+
 // levelSeries is method m's points in the panel key: the mean paired difference and its t
-// interval at each row's first-axis value (shifted by off), and the first-axis values of the
-// panel's rows.
-func levelSeries(rows []LevelRow, axes []string, key, m string, off float64) (plotter.XYs, plotter.YErrors, []float64, error) {
+// interval at each row's first-axis value (shifted by off). The values parse: levelsPanel
+// read them first.
+func levelSeries(rows []LevelRow, axes []string, key, m string, off float64) (plotter.XYs, plotter.YErrors) {
 	var pts plotter.XYs
 	var errs plotter.YErrors
-	var xs []float64
 	for _, r := range rows {
 		if levelPanelKey(r, axes) != key {
 			continue
 		}
-		x, err := strconv.ParseFloat(r.Values[0], 64)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("levels: %s value %q of %s is not a number", axes[0], r.Values[0], r.Env)
-		}
-		xs = append(xs, x)
+		x, _ := strconv.ParseFloat(r.Values[0], 64)
 		for _, pr := range r.Paired {
 			if pr.Method == m && !math.IsNaN(pr.Mean.Value) {
 				pts = append(pts, plotter.XY{X: x + off, Y: pr.Mean.Value})
@@ -400,7 +420,7 @@ func levelSeries(rows []LevelRow, axes []string, key, m string, off float64) (pl
 			}
 		}
 	}
-	return pts, errs, xs, nil
+	return pts, errs
 }
 
 // addLevelSeries draws one method's series in its colour: a line through the means, the
@@ -428,16 +448,16 @@ func addLevelSeries(p *plot.Plot, pts plotter.XYs, errs plotter.YErrors, i int) 
 	return line, dots, nil
 }
 
-// addLevelAxis draws the baseline's zero line across the sorted first-axis values xs and puts
-// a tick at each of them.
-func addLevelAxis(p *plot.Plot, xs []float64) error {
-	ref, err := plotter.NewLine(plotter.XYs{{X: xs[0] - 0.5, Y: 0}, {X: xs[len(xs)-1] + 0.5, Y: 0}})
+// addLevelAxis draws the baseline's zero line across the sorted first-axis values xs, with the
+// margin pad on both sides, and puts a tick at each of them.
+func addLevelAxis(p *plot.Plot, xs []float64, pad float64) error {
+	ref, err := plotter.NewLine(plotter.XYs{{X: xs[0] - pad, Y: 0}, {X: xs[len(xs)-1] + pad, Y: 0}})
 	if err != nil {
 		return err
 	}
 	ref.Color, ref.Width, ref.Dashes = color.NRGBA{A: 160}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(ref)
-	p.X.Min, p.X.Max = xs[0]-0.5, xs[len(xs)-1]+0.5
+	p.X.Min, p.X.Max = xs[0]-pad, xs[len(xs)-1]+pad
 	ticks := make([]plot.Tick, len(xs))
 	for i, x := range xs {
 		ticks[i] = plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)}

@@ -135,3 +135,26 @@ func must(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestLevelDodge pins the levels figure's spacing: round one's axes (horizon 5, 7, 9; slack 1.5,
+// 3) keep 0.08 between methods and a margin of 0.5; a share axis 0.15 … 0.65 with five methods
+// spreads a level's points over 0.4 × 0.15 = 0.06 (0.015 apart) within a margin of 0.15, so
+// that the outer method at 0.5 stays nearer 0.5 than 0.35 or 0.65.
+func TestLevelDodge(t *testing.T) {
+	for _, tc := range []struct {
+		xs        []float64
+		n         int
+		step, pad float64
+	}{
+		{[]float64{5, 7, 9}, 3, 0.08, 0.5},
+		{[]float64{1.5, 3}, 3, 0.08, 0.5},
+		{[]float64{5}, 3, 0.08, 0.5},
+		{[]float64{0.15, 0.35, 0.5, 0.65}, 5, 0.015, 0.15},
+		{[]float64{0.15, 0.35, 0.5, 0.65}, 1, 0.08, 0.15},
+	} {
+		step, pad := levelDodge(tc.xs, tc.n)
+		if math.Abs(step-tc.step) > 1e-12 || math.Abs(pad-tc.pad) > 1e-12 {
+			t.Errorf("levelDodge(%v, %d) = %g, %g; want %g, %g", tc.xs, tc.n, step, pad, tc.step, tc.pad)
+		}
+	}
+}

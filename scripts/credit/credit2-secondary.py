@@ -7,7 +7,12 @@ Every reading is a paired difference over the seeds, with its 95 % paired-t inte
      averaged over the levels seed by seed (one number per seed);
   2. round one's confound: GraphGPO at 4e-4 − GRPO at 1e-4, per level and over the levels, and
      what the fourfold rate gives GRPO and GraphGPO themselves (4e-4 − 1e-4, over the levels);
-  3. the gap GraphGPO − GRAFT with the episode term (graft-ep), per cell and over the levels.
+  3. the gap GraphGPO − GRAFT with the episode term (graft-ep), per cell and over the levels;
+  4. bigger steps or better credit: GraphGPO (and its step term alone) at 1e-4 − GRPO at 4e-4,
+     the step-term methods at a quarter of GRPO's rate;
+  5. the mechanism, where the runs' directories are at hand (runs.csv's dir column): each run's
+     wasted share in successes at the end of training (est/wasted_success of its last 10 train
+     lines, weighted by est/success_steps), method − GRPO per cell and over the levels.
 Pairs share the seed and the warm start (runs.csv's warm_start hash; a pair whose hashes differ
 is refused). Envs are named w<level>-lr<rate> (configs/credit2.yaml).
 
@@ -15,6 +20,7 @@ Usage: python3 scripts/credit/credit2-secondary.py [docs/credit2/report/runs.csv
 Python 3 standard library only (the t quantile from the regularised incomplete beta function).
 """
 import csv
+import json
 import math
 import os
 import sys
@@ -82,17 +88,18 @@ def paired(d):
 
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else os.path.join("docs", "credit2", "report", "runs.csv")
-    runs = {}
+    runs, dirs = {}, {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             runs[(r["env"], r["method"], int(r["seed"]))] = (float(r["final"]), r["warm_start"])
+            dirs[(r["env"], r["method"], int(r["seed"]))] = r.get("dir", "")
     levels = sorted({e.split("-")[0] for e, _, _ in runs}, key=lambda w: int(w[1:]))
     rates = sorted({e.split("-", 1)[1] for e, _, _ in runs})
     seeds = sorted({s for _, _, s in runs})
     methods = sorted({m for _, m, _ in runs})
 
-    def diff(env_a, m_a, env_b, m_b, s):
-        a, b = runs.get((env_a, m_a, s)), runs.get((env_b, m_b, s))
+    def diff(env_a, m_a, env_b, m_b, s, table=runs):
+        a, b = table.get((env_a, m_a, s)), table.get((env_b, m_b, s))
         if a is None or b is None:
             return None
         if a[1] != b[1]:
@@ -136,6 +143,54 @@ def main():
             line(f"graphgpo − graft-ep, {w} at {rate}", d)
         line(f"graphgpo − graft-ep at {rate}, mean over the levels",
              over_levels(lambda w, s: diff(f"{w}-{rate}", "graphgpo", f"{w}-{rate}", "graft-ep", s)))
+    for m in ("graphgpo", "graphgpo-step"):
+        for w in levels:
+            d = [x for s in seeds if (x := diff(f"{w}-{lo_rate}", m, f"{w}-{hi_rate}", "grpo", s)) is not None]
+            line(f"{m} at 1e-4 − grpo at 4e-4, {w}", d)
+        line(f"{m} at 1e-4 − grpo at 4e-4, mean over the levels",
+             over_levels(lambda w, s: diff(f"{w}-{lo_rate}", m, f"{w}-{hi_rate}", "grpo", s)))
+
+    wasted = {}
+    for key, d in dirs.items():
+        share = final_wasted(d)
+        if share is not None:
+            wasted[key] = (share, runs[key][1])
+    if not wasted:
+        print("\nNo run directory with metrics.jsonl at hand: the wasted-share reading is left out.")
+        return
+    print("\nWasted share in successes at the end of training (last 10 train lines), method − grpo:\n")
+    print("| reading | mean [95 % t CI] | more/tied/less | p |\n|---|---|---|---|")
+    for rate in rates:
+        for w in levels:
+            g = [wasted[(f"{w}-{rate}", "grpo", s)][0] for s in seeds if (f"{w}-{rate}", "grpo", s) in wasted]
+            if g:
+                print(f"| grpo's own share, {w} at {rate} | {sum(g) / len(g):.3f} (n={len(g)}) | | |")
+        for m in methods:
+            if m == "grpo":
+                continue
+            for w in levels:
+                d = [x for s in seeds if (x := diff(f"{w}-{rate}", m, f"{w}-{rate}", "grpo", s, wasted)) is not None]
+                line(f"{m} − grpo, {w} at {rate}", d)
+            line(f"{m} − grpo at {rate}, mean over the levels",
+                 over_levels(lambda w, s: diff(f"{w}-{rate}", m, f"{w}-{rate}", "grpo", s, wasted)))
+
+
+def final_wasted(run_dir, last=10):
+    """The wasted share in successes over a run's last train lines, weighted by their success steps."""
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if not run_dir or not os.path.exists(path):
+        return None
+    lines = []
+    with open(path) as f:
+        for raw in f:
+            rec = json.loads(raw)
+            if rec.get("type") == "train" and "est/wasted_success" in rec:
+                lines.append(rec)
+    lines = lines[-last:]
+    steps = sum(r.get("est/success_steps", 0) for r in lines)
+    if steps == 0:
+        return None
+    return sum(r["est/wasted_success"] * r.get("est/success_steps", 0) for r in lines) / steps
 
 
 if __name__ == "__main__":
