@@ -26,3 +26,13 @@ func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *
 //
 //go:noescape
 func GatherF32AVX512(dst *float32, src *float32, idx *int32, chunks, step int)
+
+// attendScoresFMA is the assembly kernel of attend_amd64.s; see AttendScores.
+//
+//go:noescape
+func attendScoresFMA(s, q, keys *float32, stride, hd, t int, scale float32)
+
+// attendValuesFMA is the assembly kernel of attend_amd64.s; see AttendValues.
+//
+//go:noescape
+func attendValuesFMA(o, p, vals *float32, stride, hd, t int)

@@ -20,3 +20,11 @@ func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, i
 func GatherF32AVX512(*float32, *float32, *int32, int, int) {
 	panic("kernels: no AVX-512 kernel on this platform")
 }
+
+func attendScoresFMA(*float32, *float32, *float32, int, int, int, float32) {
+	panic("kernels: no FMA kernel on this platform")
+}
+
+func attendValuesFMA(*float32, *float32, *float32, int, int, int) {
+	panic("kernels: no FMA kernel on this platform")
+}

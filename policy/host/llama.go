@@ -9,8 +9,9 @@ import (
 	"github.com/graftrl/graftrl/policy/pretrained"
 )
 
-// Llama is a Llama decoder for pure-Go float32 inference. Its matrices are repacked into the
-// 4-wide column panels of kernels.MatmulPanels; it is read-only once built, so several
+// Llama is a Llama decoder for pure-Go float32 inference. Its matrices are repacked for the
+// CPU's kernels (panels: 16-column blocks for kernels.MatmulGroups where it runs, 4-wide column
+// panels for kernels.MatmulPanels otherwise); it is read-only once built, so several
 // LlamaDecoders may share it.
 type Llama struct {
 	cfg    pretrained.Config
@@ -35,10 +36,15 @@ type llamaLayer struct {
 	down              panels // [Hidden, DModel]
 }
 
-// panels is a k × 4·np matrix in kernels.MatmulPanels' column panels.
+// panels is a k × 4·np matrix. Where the CPU runs the 16-lane kernel (kernels.HasAVX512), its
+// first 16·ng columns (ng = ⌊np/4⌋) are ng blocks of k × 16 values for kernels.MatmulGroups and
+// the other np − 4·ng panels are kernels.MatmulPanels' 4-wide column panels; otherwise every
+// column is in the panels. The two kernels give the same sums bit for bit, so the layout
+// changes the speed of a product, never its result.
 type panels struct {
-	p     [][4]float32
-	k, np int
+	g         []float32    // [ng][k][16]
+	p         [][4]float32 // [np − 4·ng][k][4]
+	k, np, ng int
 }
 
 // packT packs the transposes of row-major [out_j, k] matrices side by side into one k × Σout_j
@@ -48,7 +54,7 @@ func packT(k int, ws ...[]float32) panels {
 	for _, w := range ws {
 		cols += len(w) / k
 	}
-	m := panels{p: make([][4]float32, k*roundUp4(cols)/4), k: k, np: roundUp4(cols) / 4}
+	all := make([][4]float32, k*roundUp4(cols)/4)
 	off := 0
 	for _, w := range ws {
 		n := len(w) / k
@@ -58,18 +64,58 @@ func packT(k int, ws ...[]float32) panels {
 				t[i*n+j] = w[j*k+i]
 			}
 		}
-		kernels.PackPanels(m.p[off*k/4:], t, k, n, 1)
+		kernels.PackPanels(all[off*k/4:], t, k, n, 1)
 		off += n
+	}
+	return groupPanels(all, k, roundUp4(cols)/4)
+}
+
+// groupPanels moves the first 4·⌊np/4⌋ of np column panels of k rows into the 16-wide blocks of
+// panels.g where the CPU runs the 16-lane kernel (column 4q + c of block b is lane c of panel
+// 4b + q), and keeps the rest as panels.
+func groupPanels(all [][4]float32, k, np int) panels {
+	m := panels{k: k, np: np}
+	if kernels.HasAVX512() {
+		m.ng = np / 4
+	}
+	m.g = make([]float32, m.ng*k*16)
+	for b := range m.ng {
+		blk := m.g[b*k*16 : (b+1)*k*16]
+		for q := range 4 {
+			for i, v := range all[(4*b+q)*k : (4*b+q+1)*k] {
+				copy(blk[i*16+4*q:i*16+4*q+4], v[:])
+			}
+		}
+	}
+	m.p = all[4*m.ng*k:]
+	if m.ng > 0 {
+		m.p = append([][4]float32(nil), m.p...) // let the grouped panels go
 	}
 	return m
 }
 
 // mul computes out[r·ldo + c] (=, or += with kernels.EpiAdd) Σ_i x[r·ldx+i]·W[i][c] for n rows,
-// the columns split across the worker pool; each column's sum is the same whatever the split.
+// the columns split across the worker pool; each column's sum is the same whatever the split
+// and whichever kernel computes it.
 func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []float32, epi int) {
+	if m.ng > 0 {
+		// Two blocks a kernel call: x's broadcasts serve both, and their k × 32 weights stay
+		// in cache while the kernel's blocks of four rows pass.
+		grain := max(2, 65536/(16*m.k*max(1, n)))
+		workers.ParallelRange(m.ng, grain, 2, func(lo, hi int) {
+			for b := lo; b < hi; b += 2 {
+				w := min(2, hi-b)
+				kernels.MatmulGroups(out[16*b:], ldo, x, ldx, 1, n, m.k, m.g[b*16*m.k:], 16, 16*m.k, w, nil, epi)
+			}
+		})
+	}
+	np, c0 := m.np-4*m.ng, 16*m.ng
+	if np == 0 {
+		return
+	}
 	grain := max(1, 65536/(4*m.k*max(1, n))) // about 2^16 multiply-adds a part
-	workers.ParallelRange(m.np, grain, 1, func(lo, hi int) {
-		kernels.MatmulPanels(out[4*lo:], ldo, x, ldx, n, m.k, m.p[lo*m.k:], m.k, hi-lo, zeros, epi)
+	workers.ParallelRange(np, grain, 1, func(lo, hi int) {
+		kernels.MatmulPanels(out[c0+4*lo:], ldo, x, ldx, n, m.k, m.p[lo*m.k:], m.k, hi-lo, zeros, epi)
 	})
 }
 
@@ -260,23 +306,12 @@ func (d *LlamaDecoder) attend(l int, qkv []float32, w int, att []float32, n, p0 
 // s (at least t values) as scratch for the scores.
 func (m *Llama) attendQuery(o, q, keys, vals []float32, kv, t int, scale float32, s []float32) {
 	hd := len(q)
-	for j := range t {
-		k := keys[j*m.kd+kv : j*m.kd+kv+hd]
-		var dot float32
-		for i, qi := range q {
-			dot += qi * k[i]
-		}
-		s[j] = dot * scale
-	}
+	kernels.AttendScores(s[:t], q, keys[kv:], m.kd, scale)
 	inv := softmaxUnnorm(m.exp, s[:t])
-	clear(o)
-	for j := range t {
-		p := s[j] * inv
-		v := vals[j*m.kd+kv : j*m.kd+kv+hd]
-		for i, vi := range v {
-			o[i] += p * vi
-		}
+	for j := range s[:t] {
+		s[j] *= inv
 	}
+	kernels.AttendValues(o[:hd], s[:t], vals[kv:], m.kd)
 }
 
 // swiGLURows replaces each of n rows' gate half of gu (rows of gate | up, each hidden wide) with

@@ -71,8 +71,13 @@ func (b *LlamaBatchDecoder) Step(tokens []int32) ([][]float32, error) {
 	for r, t := range tokens {
 		copy(x[r*D:(r+1)*D], m.tok[int(t)*D:])
 	}
+	maxT := 0
+	for _, d := range b.rows {
+		maxT = max(maxT, d.n+1)
+	}
 	s := &batchScratch{xn: make([]float32, n*D), qkv: make([]float32, n*(m.qd+2*m.kd)),
-		att: make([]float32, n*m.qd), gu: make([]float32, n*2*c.Hidden)}
+		att: make([]float32, n*m.qd), gu: make([]float32, n*2*c.Hidden),
+		scores: make([]float32, n*c.Heads*maxT), maxT: maxT}
 	for l := range m.layers {
 		b.layer(l, x, s)
 	}
@@ -90,9 +95,11 @@ func (b *LlamaBatchDecoder) Step(tokens []int32) ([][]float32, error) {
 	return out, nil
 }
 
-// batchScratch holds one Step's intermediate products, one row per sequence.
+// batchScratch holds one Step's intermediate products, one row per sequence, and the
+// attention scores of every (row, head), maxT apiece.
 type batchScratch struct {
-	xn, qkv, att, gu []float32
+	xn, qkv, att, gu, scores []float32
+	maxT                     int
 }
 
 // layer applies block l to x (one row a sequence, each at its cache's length), appending the
@@ -109,7 +116,7 @@ func (b *LlamaBatchDecoder) layer(l int, x []float32, s *batchScratch) {
 		d.k[l] = append(d.k[l], row[m.qd:m.qd+m.kd]...)
 		d.v[l] = append(d.v[l], row[m.qd+m.kd:]...)
 	}
-	b.attend(l, s.qkv, w, s.att)
+	b.attend(l, s.qkv, w, s.att, s.scores, s.maxT)
 	L.o.mul(x, D, s.att, m.qd, n, m.zeros, kernels.EpiAdd)
 	rmsNormRows(s.xn, x, n, D, L.ffnNorm, c.NormEps)
 	L.gateUp.mul(s.gu, 2*c.Hidden, s.xn, D, n, m.zeros, kernels.EpiStore)
@@ -120,8 +127,8 @@ func (b *LlamaBatchDecoder) layer(l int, x []float32, s *batchScratch) {
 // attend writes into att (one row of Heads·HeadDim a sequence) each row's attention of its new
 // query in qkv (row stride w) over its own cache of layer l, which already holds the new key
 // and value. The (row, head) pairs are split across the worker pool; each pair is one
-// attendQuery, as LlamaDecoder.attend's queries are.
-func (b *LlamaBatchDecoder) attend(l int, qkv []float32, w int, att []float32) {
+// attendQuery, as LlamaDecoder.attend's queries are, with maxT values of scores as its scratch.
+func (b *LlamaBatchDecoder) attend(l int, qkv []float32, w int, att, scores []float32, maxT int) {
 	m, c := b.m, b.m.cfg
 	hd, group := c.HeadDim, c.Heads/c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
@@ -133,6 +140,6 @@ func (b *LlamaBatchDecoder) attend(l int, qkv []float32, w int, att []float32) {
 		r, h := i/c.Heads, i%c.Heads
 		keys, vals := b.rows[r].k[l], b.rows[r].v[l]
 		kv, t := (h/group)*hd, b.rows[r].n+1
-		m.attendQuery(att[r*m.qd+h*hd:r*m.qd+(h+1)*hd], qkv[r*w+h*hd:r*w+(h+1)*hd], keys, vals, kv, t, scale, make([]float32, t))
+		m.attendQuery(att[r*m.qd+h*hd:r*m.qd+(h+1)*hd], qkv[r*w+h*hd:r*w+(h+1)*hd], keys, vals, kv, t, scale, scores[i*maxT:(i+1)*maxT])
 	})
 }
