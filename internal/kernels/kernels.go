@@ -2,7 +2,8 @@
 // 4-wide column panels (panels.go), the AVX-512 product over 16-column groups and its gather
 // (groups_amd64.s, with a bias and an add epilogue for the host decoder), element-wise arithmetic
 // (elementwise_amd64.s), Exp and Tanh bit-identical to Go's math package (unary_amd64.s), and the
-// host decoder's shifted exponential and GELU sixteen lanes wide (softexp_amd64.s). Each assembly
+// host decoder's shifted exponential and GELU sixteen lanes wide (softexp_amd64.s), and one
+// attention head's scores and weighted values over a KV cache (attend_amd64.s). Each assembly
 // kernel has a Go declaration and, on other platforms or with the purego tag, a stub that is
 // never called because its Has… function reports false. The Go-backend executors
 // (internal/gobackend) and the host inference engine (policy/host) are its two users; it knows
