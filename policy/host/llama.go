@@ -48,48 +48,37 @@ type panels struct {
 }
 
 // packT packs the transposes of row-major [out_j, k] matrices side by side into one k × Σout_j
-// matrix, so that x·packed gives the products of all of them (each out_j a multiple of 4).
+// matrix, so that x·packed gives the products of all of them (each out_j a multiple of 4):
+// column c of the packed matrix is lane c mod 16 of block ⌊c/16⌋ (c < 16·ng) or lane c mod 4 of
+// panel ⌊(c − 16·ng)/4⌋, each written once from its input row, the padding columns zero.
 func packT(k int, ws ...[]float32) panels {
 	cols := 0
 	for _, w := range ws {
 		cols += len(w) / k
 	}
-	all := make([][4]float32, k*roundUp4(cols)/4)
-	off := 0
-	for _, w := range ws {
-		n := len(w) / k
-		t := make([]float32, k*n) // w transposed: PackPanels takes [k, n] row-major
-		for j := range n {
-			for i := range k {
-				t[i*n+j] = w[j*k+i]
-			}
-		}
-		kernels.PackPanels(all[off*k/4:], t, k, n, 1)
-		off += n
-	}
-	return groupPanels(all, k, roundUp4(cols)/4)
-}
-
-// groupPanels moves the first 4·⌊np/4⌋ of np column panels of k rows into the 16-wide blocks of
-// panels.g where the CPU runs the 16-lane kernel (column 4q + c of block b is lane c of panel
-// 4b + q), and keeps the rest as panels.
-func groupPanels(all [][4]float32, k, np int) panels {
-	m := panels{k: k, np: np}
+	m := panels{k: k, np: roundUp4(cols) / 4}
 	if kernels.HasAVX512() {
-		m.ng = np / 4
+		m.ng = m.np / 4
 	}
 	m.g = make([]float32, m.ng*k*16)
-	for b := range m.ng {
-		blk := m.g[b*k*16 : (b+1)*k*16]
-		for q := range 4 {
-			for i, v := range all[(4*b+q)*k : (4*b+q+1)*k] {
-				copy(blk[i*16+4*q:i*16+4*q+4], v[:])
+	m.p = make([][4]float32, (m.np-4*m.ng)*k)
+	g0, c := 16*m.ng, 0
+	for _, w := range ws {
+		for j := range len(w) / k {
+			row := w[j*k : (j+1)*k]
+			if c < g0 {
+				blk := m.g[(c/16)*k*16+c%16:]
+				for i, v := range row {
+					blk[i*16] = v
+				}
+			} else {
+				pan, lane := m.p[(c-g0)/4*k:], (c-g0)%4
+				for i, v := range row {
+					pan[i][lane] = v
+				}
 			}
+			c++
 		}
-	}
-	m.p = all[4*m.ng*k:]
-	if m.ng > 0 {
-		m.p = append([][4]float32(nil), m.p...) // let the grouped panels go
 	}
 	return m
 }
