@@ -304,15 +304,22 @@ func (m *Llama) attendQuery(o, q, keys, vals []float32, kv, t int, scale float32
 }
 
 // swiGLURows replaces each of n rows' gate half of gu (rows of gate | up, each hidden wide) with
-// silu(gate)·up.
+// silu(gate)·up, the n·hidden values split across the worker pool (each is computed alone, so
+// the split changes nothing).
 func swiGLURows(gu []float32, n, hidden int) {
-	for r := range n {
-		g := gu[r*2*hidden : (r*2+1)*hidden]
-		u := gu[(r*2+1)*hidden : (r*2+2)*hidden]
-		for i, gi := range g {
-			g[i] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[i]
+	workers.ParallelRange(n*hidden, 512, 1, func(lo, hi int) {
+		for i := lo; i < hi; {
+			r, j := i/hidden, i%hidden // row r from its value j
+			end := min(hi, (r+1)*hidden)
+			e := end - r*hidden // to its value e
+			g := gu[r*2*hidden+j : r*2*hidden+e]
+			u := gu[(r*2+1)*hidden+j : (r*2+1)*hidden+e]
+			for t, gi := range g {
+				g[t] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[t]
+			}
+			i = end
 		}
-	}
+	})
 }
 
 // rmsNormRows writes x/√(mean(x²) + ε)·g into out for n rows of d values (stride d), the mean

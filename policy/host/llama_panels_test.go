@@ -1,6 +1,7 @@
 package host
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -67,6 +68,31 @@ func TestPanelsGroupedMatchPanels(t *testing.T) {
 		}
 		if d := float64(got[41]) - base - dot; d > 1e-4 || d < -1e-4 {
 			t.Errorf("epilogue %d: out[0][41] = %g, want %g", epi, got[41], base+dot)
+		}
+	}
+}
+
+// TestSwiGLURowsSplit checks swiGLURows on 3 rows of 700 values (split across the worker pool
+// in parts that cross rows where it has two or more workers) against the formula, value by
+// value, with the up halves left alone.
+func TestSwiGLURowsSplit(t *testing.T) {
+	const n, hidden = 3, 700
+	rng := rand.New(rand.NewPCG(5, 6))
+	gu := make([]float32, n*2*hidden)
+	for i := range gu {
+		gu[i] = rng.Float32()*8 - 4
+	}
+	orig := slices.Clone(gu)
+	swiGLURows(gu, n, hidden)
+	for r := range n {
+		for j := range hidden {
+			g, u := orig[r*2*hidden+j], orig[(r*2+1)*hidden+j]
+			if want := g / (1 + float32(math.Exp(float64(-g)))) * u; gu[r*2*hidden+j] != want {
+				t.Fatalf("row %d value %d: %g, want %g", r, j, gu[r*2*hidden+j], want)
+			}
+			if gu[(r*2+1)*hidden+j] != u {
+				t.Fatalf("row %d: up value %d changed", r, j)
+			}
 		}
 	}
 }
