@@ -6,7 +6,8 @@ import "fmt"
 // one attention head's scores of query q over len(s) cached keys, each a row of stride values
 // whose first len(q) are this head's. Where the CPU has FMA and len(q) is a multiple of 32 the
 // assembly kernel computes each dot product with fused multiply-adds in two interleaved chains
-// of eight lanes (so its sums differ from the Go loop's in rounding only); otherwise the Go loop.
+// of eight lanes, four keys at a time, each key's arithmetic the same whatever t (so its sums
+// differ from the Go loop's in rounding only); otherwise the Go loop.
 func AttendScores(s, q, keys []float32, stride int, scale float32) {
 	t, hd := len(s), len(q)
 	if t == 0 {

@@ -65,9 +65,11 @@ func TestAttendKernels(t *testing.T) {
 }
 
 // TestAttendKernelsOrder pins the assembly kernel's reduction order where it runs: with
-// q = (1, 1, …) and a key holding 1 in lanes 0 and 4 and 2^24 in lane 1, the lanes add as
-// ((l0 + l4) + (l1 + l5)) + … = (1 + 1) + 2^24 = 2^24 + 2, which a loop in order of i does not
-// give (2^24 + 1 rounds to 2^24, twice).
+// q = (1, 1, …) and a key holding 2^24 in lane 0 and 1 in lanes 4 and 5, the lanes add as
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) = 2^24 + 2, which neither a loop in order of i nor the
+// pairing (l0+l4)+(l1+l5) gives (2^24 + 1 rounds to 2^24). And a key's score is the same
+// whether it is scored in a group of four or alone: seven random keys scored together equal
+// each scored by itself, bit for bit.
 func TestAttendKernelsOrder(t *testing.T) {
 	if !useFMA {
 		t.Skip("no FMA kernel on this CPU")
@@ -77,10 +79,37 @@ func TestAttendKernelsOrder(t *testing.T) {
 		q[i] = 1
 	}
 	key := make([]float32, 32)
-	key[0], key[4], key[1] = 1, 1, 1<<24
-	s := make([]float32, 1)
-	AttendScores(s, q, key, 32, 1)
-	if s[0] != 1<<24+2 {
-		t.Errorf("score %v, want 2^24 + 2 (lanes 0 and 4 added first)", s[0])
+	key[0], key[4], key[5] = 1<<24, 1, 1
+	for _, n := range []int{1, 4} { // alone, and as each of a group of four equal keys
+		keys := make([]float32, 0, 32*n)
+		for range n {
+			keys = append(keys, key...)
+		}
+		s := make([]float32, n)
+		AttendScores(s, q, keys, 32, 1)
+		for j, v := range s {
+			if v != 1<<24+2 {
+				t.Errorf("t %d: score %d = %v, want 2^24 + 2", n, j, v)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	const hd, stride, n = 64, 200, 7
+	q = make([]float32, hd)
+	for i := range q {
+		q[i] = rng.Float32()*2 - 1
+	}
+	keys := make([]float32, (n-1)*stride+hd)
+	for i := range keys {
+		keys[i] = rng.Float32()*2 - 1
+	}
+	all := make([]float32, n)
+	AttendScores(all, q, keys, stride, 0.3)
+	for j := range n {
+		one := make([]float32, 1)
+		AttendScores(one, q, keys[j*stride:j*stride+hd], stride, 0.3)
+		if one[0] != all[j] {
+			t.Errorf("key %d: %v alone, %v among %d", j, one[0], all[j], n)
+		}
 	}
 }
