@@ -369,11 +369,13 @@ func expertEnvs() []string {
 func noisyExpert(epsilon, idle float64, noise, idleSteps *int) rollout.Teacher {
 	return func(e envs.Env, rng *rand.Rand) (string, bool, error) {
 		if idle > 0 && rng.Float64() < idle {
-			idler, ok := e.(envs.Idler)
-			if !ok || len(idler.IdleActions()) == 0 {
+			var acts []string
+			if idler, ok := e.(envs.Idler); ok {
+				acts = idler.IdleActions()
+			}
+			if len(acts) == 0 {
 				return "", false, fmt.Errorf("sft.idle: env %T has no idle actions", e)
 			}
-			acts := idler.IdleActions()
 			*idleSteps++
 			return acts[rng.IntN(len(acts))], true, nil
 		}

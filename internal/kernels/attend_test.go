@@ -7,13 +7,14 @@ import (
 )
 
 // TestAttendKernels checks AttendScores and AttendValues against float64 sums for head widths
-// 32, 64 and 128 (the assembly kernel where the CPU has FMA) and 24 (always the Go loop, which
-// must match the same sums), over t = 1, 7 and 130 positions in rows of a wider stride, and
-// that neither writes outside its output.
+// 32, 96 (32-lane passes of the values), 64 and 128 (64-lane passes) on the assembly kernel
+// where the CPU has FMA, and 24 (always the Go loop, which must match the same sums), over
+// t = 1 … 8, 130 and 131 positions — the scores' last group of four keys left with 0, 1, 2 and
+// 3 — in rows of a wider stride, and that neither writes outside its output.
 func TestAttendKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, hd := range []int{24, 32, 64, 128} {
-		for _, n := range []int{1, 7, 130} {
+	for _, hd := range []int{24, 32, 64, 96, 128} {
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 130, 131} {
 			stride := 3*hd + 8
 			q := make([]float32, hd)
 			for i := range q {

@@ -84,8 +84,8 @@ func packT(k int, ws ...[]float32) panels {
 }
 
 // mul computes out[r·ldo + c] (=, or += with kernels.EpiAdd) Σ_i x[r·ldx+i]·W[i][c] for n rows,
-// the columns split across the worker pool; each column's sum is the same whatever the split
-// and whichever kernel computes it.
+// the columns split across the worker pool at pairs of blocks and of panels; each column's sum
+// is the same whatever the split and whichever kernel computes it.
 func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []float32, epi int) {
 	if m.ng > 0 {
 		// Two blocks a kernel call: x's broadcasts serve both, and their k × 32 weights stay
@@ -102,8 +102,11 @@ func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []fl
 	if np == 0 {
 		return
 	}
-	grain := max(1, 65536/(4*m.k*max(1, n))) // about 2^16 multiply-adds a part
-	workers.ParallelRange(np, grain, 1, func(lo, hi int) {
+	// About 2^16 multiply-adds a part, each part starting at an even panel: MatmulPanels takes
+	// panels two at a time and a panel alone sums differently, so an odd cut would make a
+	// column's sum depend on the split (on the worker count and on n).
+	grain := max(1, 65536/(4*m.k*max(1, n)))
+	workers.ParallelRange(np, grain, 2, func(lo, hi int) {
 		kernels.MatmulPanels(out[c0+4*lo:], ldo, x, ldx, n, m.k, m.p[lo*m.k:], m.k, hi-lo, zeros, epi)
 	})
 }

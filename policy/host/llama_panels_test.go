@@ -9,65 +9,88 @@ import (
 	"github.com/graftrl/graftrl/internal/kernels"
 )
 
-// TestPanelsGroupedMatchPanels checks the Llama's matrix layout: a 37 × 72 product (18 panels:
-// 4 blocks of 16 columns on the 16-lane kernel where the CPU has it, 2 panels left over) gives,
-// for 5 rows (a block of four and one alone) and both epilogues, bit for bit the sums of
-// kernels.MatmulPanels over all 18 panels, and packT puts column j of the packed matrix at
-// row j of its inputs in order.
+// TestPanelsGroupedMatchPanels checks the Llama's matrix layout against kernels.MatmulPanels
+// over all columns in 4-wide panels, bit for bit, for both epilogues: products of k = 37 rows
+// (odd, so the kernels' step pairs leave one) by 72 columns (4 blocks of 16 on the 16-lane
+// kernel where the CPU has it, 2 panels left), 52 (3 blocks: a pair and one alone, 1 panel
+// left), 48 (3 blocks, none left) and 8 (no block, 2 panels), from two inputs side by side
+// (packT); for 1 to 8 rows of x (the kernels' blocks of four rows leaving 0, 1, 2 or 3), and
+// with 2 000 rows, where the worker pool splits the blocks and the panels (an odd cut of the
+// panels, which MatmulPanels takes two at a time, changed column 64's sum before the cuts were
+// aligned to pairs). Row 0, column 41 (or the last) is
+// also checked against its float64 dot product.
 func TestPanelsGroupedMatchPanels(t *testing.T) {
-	const k, n, rows = 37, 72, 5
+	const k = 37
 	rng := rand.New(rand.NewPCG(1, 2))
-	a, b := make([]float32, 40*k), make([]float32, 32*k) // two inputs: 40 and 32 output rows
-	for i := range a {
-		a[i] = rng.Float32()*2 - 1
-	}
-	for i := range b {
-		b[i] = rng.Float32()*2 - 1
-	}
-	m := packT(k, a, b)
-	if m.np != n/4 || (kernels.HasAVX512() && (m.ng != 4 || len(m.p) != 2*k)) {
-		t.Fatalf("layout: np %d, ng %d, %d panel rows (AVX-512 %v)", m.np, m.ng, len(m.p), kernels.HasAVX512())
-	}
-	// The reference: every column in 4-wide panels, from the transpose of a and b side by side.
-	wt := make([]float32, k*n)
-	for j := range n {
-		for i := range k {
-			if j < 40 {
-				wt[i*n+j] = a[j*k+i]
-			} else {
-				wt[i*n+j] = b[(j-40)*k+i]
+	for _, n := range []int{72, 52, 48, 8} {
+		a, b := make([]float32, (n/2+4)*k), make([]float32, (n/2-4)*k) // two inputs, n columns together
+		if n == 8 {
+			a, b = make([]float32, 4*k), make([]float32, 4*k)
+		}
+		for i := range a {
+			a[i] = rng.Float32()*2 - 1
+		}
+		for i := range b {
+			b[i] = rng.Float32()*2 - 1
+		}
+		na := len(a) / k
+		m := packT(k, a, b)
+		wantNG := 0
+		if kernels.HasAVX512() {
+			wantNG = n / 16
+		}
+		if m.np != n/4 || m.ng != wantNG || len(m.p) != (n/4-4*wantNG)*k || len(m.g) != wantNG*16*k {
+			t.Fatalf("%d columns: np %d, ng %d, %d panel rows, %d block values (AVX-512 %v)", n, m.np, m.ng, len(m.p), len(m.g), kernels.HasAVX512())
+		}
+		// The reference: every column in 4-wide panels, from the transpose of a and b side by side.
+		wt := make([]float32, k*n)
+		for j := range n {
+			for i := range k {
+				if j < na {
+					wt[i*n+j] = a[j*k+i]
+				} else {
+					wt[i*n+j] = b[(j-na)*k+i]
+				}
 			}
 		}
-	}
-	ref := make([][4]float32, k*n/4)
-	kernels.PackPanels(ref, wt, k, n, 1)
-	x := make([]float32, rows*k)
-	for i := range x {
-		x[i] = rng.Float32()*2 - 1
-	}
-	zeros := make([]float32, n)
-	for _, epi := range []int{kernels.EpiStore, kernels.EpiAdd} {
-		got, want := make([]float32, rows*n), make([]float32, rows*n)
-		for i := range got {
-			got[i] = float32(i) / 7
-			want[i] = got[i]
-		}
-		m.mul(got, n, x, k, rows, zeros, epi)
-		kernels.MatmulPanels(want, n, x, k, rows, k, ref, k, n/4, zeros, epi)
-		if !slices.Equal(got, want) {
-			t.Errorf("epilogue %d: grouped layout differs from the panels", epi)
-		}
-		// And the sums are the products: row 0, column 41 is x₀ · b[1].
-		var dot float64
-		for i := range k {
-			dot += float64(x[i]) * float64(b[k+i])
-		}
-		base := float64(0)
-		if epi == kernels.EpiAdd {
-			base = 41.0 / 7
-		}
-		if d := float64(got[41]) - base - dot; d > 1e-4 || d < -1e-4 {
-			t.Errorf("epilogue %d: out[0][41] = %g, want %g", epi, got[41], base+dot)
+		ref := make([][4]float32, k*n/4)
+		kernels.PackPanels(ref, wt, k, n, 1)
+		zeros := make([]float32, n)
+		for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 2000} {
+			x := make([]float32, rows*k)
+			for i := range x {
+				x[i] = rng.Float32()*2 - 1
+			}
+			for _, epi := range []int{kernels.EpiStore, kernels.EpiAdd} {
+				got, want := make([]float32, rows*n), make([]float32, rows*n)
+				for i := range got {
+					got[i] = float32(i%97) / 7
+					want[i] = got[i]
+				}
+				m.mul(got, n, x, k, rows, zeros, epi)
+				kernels.MatmulPanels(want, n, x, k, rows, k, ref, k, n/4, zeros, epi)
+				if !slices.Equal(got, want) {
+					for i := range got {
+						if got[i] != want[i] {
+							t.Logf("first difference at row %d column %d: %v vs %v", i/n, i%n, got[i], want[i])
+							break
+						}
+					}
+					t.Fatalf("%d columns, %d rows, epilogue %d: grouped layout differs from the panels", n, rows, epi)
+				}
+				c := min(41, n-1)
+				var dot float64
+				for i := range k {
+					dot += float64(x[i]) * float64(wt[i*n+c])
+				}
+				base := float64(0)
+				if epi == kernels.EpiAdd {
+					base = float64(float32(c%97) / 7)
+				}
+				if d := float64(got[c]) - base - dot; d > 1e-4 || d < -1e-4 {
+					t.Errorf("%d columns, %d rows, epilogue %d: out[0][%d] = %g, want %g", n, rows, epi, c, got[c], base+dot)
+				}
+			}
 		}
 	}
 }
