@@ -146,14 +146,33 @@ func (a *llamaArch) ropeTables(g *Graph, n int, dtype dtypes.DType) (cos, sin *N
 		ConvertDType(ConstTensor(g, tensors.FromFlatDataAndDimensions(sv, n, hd)), dtype)
 }
 
-// swapPairs exchanges x's last-axis entries 2i and 2i+1, as a product with [[0,1],[1,0]] over
-// a pair axis (exact: one term is multiplied by 1, the other by 0). The Go backend has no
-// Reverse, and a Slice on a trainable path has no gradient there.
+// swapPairs exchanges x's last-axis entries 2i and 2i+1, as a product with a block-diagonal
+// matrix of [[0,1],[1,0]] blocks over blocks of swapBlock(hd) entries (exact for finite x: one
+// term of each sum is multiplied by 1, the others by 0). The Go backend has no Reverse, and a
+// Slice on a trainable path has no gradient there. Blocks of 16 rather than single pairs make
+// the product one the backend's kernels run at full width: a [rows, 2] × [2, 2] product spends
+// its time on per-row overhead (a tenth of SmolLM2's train step on the Go backend).
 func swapPairs(x *Node) *Node {
 	dims := x.Shape().Dimensions
-	pairs := append(append([]int(nil), dims[:len(dims)-1]...), dims[len(dims)-1]/2, 2)
-	swap := ConvertDType(Const(x.Graph(), [][]float32{{0, 1}, {1, 0}}), x.DType())
-	return Reshape(DotGeneral(Reshape(x, pairs...), []int{len(pairs) - 1}, nil, swap, []int{0}, nil), dims...)
+	b := swapBlock(dims[len(dims)-1])
+	blocks := append(append([]int(nil), dims[:len(dims)-1]...), dims[len(dims)-1]/b, b)
+	swap := make([][]float32, b)
+	for i := range swap {
+		swap[i] = make([]float32, b)
+		swap[i][i^1] = 1
+	}
+	m := ConvertDType(Const(x.Graph(), swap), x.DType())
+	return Reshape(DotGeneral(Reshape(x, blocks...), []int{len(blocks) - 1}, nil, m, []int{0}, nil), dims...)
+}
+
+// swapBlock is the width of swapPairs' blocks for a head width hd (even): the largest of 16, 8,
+// 4 and 2 that divides it.
+func swapBlock(hd int) int {
+	b := 16
+	for hd%b != 0 {
+		b /= 2
+	}
+	return b
 }
 
 // rope rotates x [..., heads, hd] by RoPE's tables cos and sin, which have x's shape without the

@@ -679,3 +679,23 @@ func TestXLACPULlama(t *testing.T) {
 		checkSmolLM2Logits(t, newSmolLM2Policy(t, b, m, spec.DefaultLossConfig()), m)
 	})
 }
+
+// TestSwapPairs checks swapPairs against the exchange itself, bit for bit, at head widths whose
+// blocks are 2, 4, 8 and 16 entries wide.
+func TestSwapPairs(t *testing.T) {
+	b := backendT(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, hd := range []int{2, 6, 12, 24, 64} {
+		x := make([]float32, 3*2*hd)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		exec := graph.MustNewExec(b, func(in *graph.Node) *graph.Node { return swapPairs(in) })
+		got := tensors.MustCopyFlatData[float32](exec.MustExec(tensors.FromFlatDataAndDimensions(x, 3, 2, hd))[0])
+		for i := range x {
+			if got[i] != x[i^1] {
+				t.Fatalf("hd %d (blocks of %d): entry %d = %v, want %v", hd, swapBlock(hd), i, got[i], x[i^1])
+			}
+		}
+	}
+}

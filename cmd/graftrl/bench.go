@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -15,13 +17,14 @@ import (
 
 // benchOptions are the flags of `graftrl bench`.
 type benchOptions struct {
-	opts    bench.Options
-	lm      bench.LMOptions
-	samples string
-	check   string
-	json    bool
-	out     io.Writer
-	log     io.Writer
+	opts       bench.Options
+	lm         bench.LMOptions
+	samples    string
+	check      string
+	json       bool
+	cpuProfile string
+	out        io.Writer
+	log        io.Writer
 }
 
 func newBenchCmd() *cobra.Command {
@@ -56,6 +59,13 @@ tokens/s, GFLOP/s and peak RSS. scripts/bench/lm.sh compares it with llama.cpp a
 			batches, err := parseInts(o.samples)
 			if err != nil {
 				return &usageError{"bench: --sample-batches: " + err.Error()}
+			}
+			if o.cpuProfile != "" {
+				stop, err := startCPUProfile(o.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
 			}
 			if o.lm.Path != "" {
 				return benchLM(cmd, o, batches)
@@ -92,6 +102,7 @@ tokens/s, GFLOP/s and peak RSS. scripts/bench/lm.sh compares it with llama.cpp a
 	f.IntVar(&o.opts.Iterations, "iterations", o.opts.Iterations, "RL iterations to run (the first, compiling, is reported apart)")
 	f.Float64Var(&o.opts.PeakGFLOPs, "peak-gflops", 0, "machine peak in GFLOP/s (default: derived from /proc/cpuinfo)")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	f.StringVar(&o.lm.Path, "model", "", `a pretrained model to time instead (a GGUF file, or "smollm2": the installed SmolLM2-135M-Instruct)`)
 	f.IntVar(&o.lm.PromptLen, "prompt-len", o.lm.PromptLen, "with --model: prompt tokens prefilled")
 	f.IntVar(&o.lm.DecodeLen, "decode-len", o.lm.DecodeLen, "with --model: tokens decoded per sequence")
@@ -145,6 +156,20 @@ func benchLM(cmd *cobra.Command, o *benchOptions, batches []int) error {
 		return err
 	}
 	return writeReport(cmd.OutOrStdout(), o.json, r, r.WriteText)
+}
+
+// startCPUProfile starts Go's CPU profiler writing to path and returns the function that stops it
+// and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: --cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // writeReport prints a benchmark report: as one JSON line when asJSON, else as text.

@@ -168,7 +168,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 		x := lhs[lo.off[e]+r0*lo.free:]
 		if ng > 0 {
-			kernels.MatmulGroups(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng, nil, kernels.EpiStore)
+			matmulGroupsBlocked(dst, ld, x, lo.free, lo.contr, r1-r0, k, gw[e], ws, gs, ng)
 		}
 		if rest > 0 {
 			kernels.MatmulPanels(dst[16*ng:], ld, x, lo.free, r1-r0, k, w[restAt:], k, rest, zeros, kernels.EpiStore)
@@ -180,6 +180,76 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		}
 	}
 	workers.ForEach(batch*chunks, nw > 1 && batch*m*n*k >= 2*minMACs, unit)
+}
+
+// Cache blocking of the 16-lane kernel, which takes rows four at a time and, for each block of
+// four, every group it is given over every step: given all of a large product's columns it
+// reads the whole rhs again for every four rows, from memory once the rhs outgrows the cache
+// (SmolLM2's output layer: 113 MB per four rows). matmulGroupsBlocked hands it blocks of rows
+// (at most dotRowBytes of lhs), within them parts of the steps (sums of more than dotPartMax
+// steps in parts of dotPart, by kernels.MatmulGroupsPart, which keeps each output's arithmetic
+// exactly that of one pass), and within those blocks of groups (at most dotBlockBytes of rhs):
+// the rhs block stays in L2 while the block's rows pass, and the block's rows stay in L2 while
+// every group block passes.
+const (
+	dotBlockBytes = 256 << 10
+	dotRowBytes   = 256 << 10
+	dotPartMax    = 1024
+	dotPart       = 256
+)
+
+// matmulGroupsBlocked is kernels.MatmulGroups (no bias, EpiStore) in cache blocks: blocks of rows,
+// parts of long sums, blocks of groups.
+func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int) {
+	kb := k
+	var odd []float32
+	if k > dotPartMax {
+		kb = dotPart
+		t := workers.GetScratch((n-1)*ldo + 16*ng)
+		defer workers.PutScratch(t)
+		odd = *t
+	}
+	gb := max(2, dotBlockBytes/(64*kb)) &^ 1
+	rb := max(4, dotRowBytes/(4*kb)) &^ 3
+	// A transposed lhs (a weight gradient's activations) is read a step at a time across rows
+	// that lie a whole row of the activations apart, often a multiple of 4 KB: every step of a
+	// block falls in the same few cache sets and evicts the last. Such blocks are copied first,
+	// step-major, rows contiguous.
+	var packed []float32
+	if rs < is && n > 4 {
+		t := workers.GetScratch(min(rb, n) * kb)
+		defer workers.PutScratch(t)
+		packed = *t
+	}
+	for r0 := 0; r0 < n; r0 += rb {
+		rows := min(rb, n-r0)
+		for k0 := 0; k0 < k; k0 += kb {
+			kk := min(kb, k-k0)
+			xb, rsb, isb := x[r0*rs+k0*is:], rs, is
+			if packed != nil {
+				for i := range kk {
+					src, dst := xb[i*is:], packed[i*rows:(i+1)*rows]
+					if rs == 1 {
+						copy(dst, src)
+						continue
+					}
+					for r := range dst {
+						dst[r] = src[r*rs]
+					}
+				}
+				xb, rsb, isb = packed, 1, rows
+			}
+			part := kernels.GroupsPart{Resume: k0 > 0, Split: k0+kk < k}
+			for g0 := 0; g0 < ng; g0 += gb {
+				var o []float32
+				if odd != nil {
+					o = odd[r0*ldo+16*g0:]
+				}
+				kernels.MatmulGroupsPart(out[r0*ldo+16*g0:], o, ldo, xb, rsb, isb, rows, kk, w[g0*gs+k0*ws:], ws, gs,
+					min(gb, ng-g0), nil, kernels.EpiStore, part)
+			}
+		}
+	}
 }
 
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With

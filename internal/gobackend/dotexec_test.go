@@ -279,3 +279,22 @@ func TestDotGeneralExecutorInstalled(t *testing.T) {
 		t.Fatalf("the Go backend's DotGeneral executor is %s, want this package's (%s…)", name, want)
 	}
 }
+
+// TestDotFloat32BlockedBitExact runs products large enough for every cache block of
+// matmulGroupsBlocked — several blocks of rows and of groups, sums in parts of dotPart steps with
+// an odd last part, transposed lhs blocks copied before use — against dotCanonical bit for bit.
+func TestDotFloat32BlockedBitExact(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernel on this CPU: the panels run without blocks")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []execCase{
+		{"rows and groups in blocks, sums in parts", []int{300, 1101}, []int{1101, 288}, []int{1}, nil, []int{0}, nil},
+		{"transposed lhs in parts", []int{1101, 300}, []int{1101, 288}, []int{0}, nil, []int{0}, nil},
+		{"many group blocks", []int{40, 576}, []int{576, 1600}, []int{1}, nil, []int{0}, nil},
+		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 80}, []int{0}, nil, []int{0}, nil},
+		{"rhs packed, sums in parts", []int{20, 1030}, []int{48, 1030}, []int{1}, nil, []int{1}, nil},
+	} {
+		checkDotBitExact(t, tc, randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims))
+	}
+}

@@ -21,11 +21,11 @@ import (
 // that runs the chain's ops on a block of a few hundred values at a time, in L1, and writes only
 // the chain's result: the intermediate values that nothing else reads are never stored.
 //
-// A chain is a tree of float32 Add, Sub, Mul, Div, Neg, Exp and Tanh of one shape whose inner
-// nodes have exactly one use (a value read anywhere else, or a graph output, stays a node of its
-// own and becomes an input of the chain); operands may also be scalars, on the side the
-// executors of elementwise.go accept them. Each op runs on the same kernels as its own executor
-// (binaryFloat32, expFloat32, tanhFloat32), so every value is bit for bit what the unfused graph
+// A chain is a tree of float32 Add, Sub, Mul, Div, Neg, Exp, Tanh, Logistic and Sqrt of one
+// shape whose inner nodes have exactly one use (a value read anywhere else, or a graph output,
+// stays a node of its own and becomes an input of the chain); operands may also be scalars, on the
+// side the executors of elementwise.go accept them. Each op runs on the same kernels as its own
+// executor (binaryFloat32, expFloat32, tanhFloat32, logisticFloat32, sqrtFloat32), so every value is bit for bit what the unfused graph
 // computes: fusing changes how fast a step runs, never its result.
 //
 // The rewrite happens when a graph is compiled (fusingBuilder.Compile): the chain's root node
@@ -58,6 +58,8 @@ const (
 	fuseNeg
 	fuseExp
 	fuseTanh
+	fuseLogistic
+	fuseSqrt
 )
 
 // fuseInstr computes value dst = a op b (b unused by unary ops). Operands ≥ 0 are chain inputs,
@@ -92,7 +94,7 @@ type fuseInput struct {
 
 // String lists the program, for errors and tests.
 func (p *fusedProgram) String() string {
-	names := [...]string{"mul", "add", "sub", "div", "neg", "exp", "tanh"}
+	names := [...]string{"mul", "add", "sub", "div", "neg", "exp", "tanh", "logistic", "sqrt"}
 	operand := func(i int) string {
 		if i < 0 {
 			return fmt.Sprintf("v%d", -1-i)
@@ -136,7 +138,7 @@ func (f fusingBuilder) Compile(outputs []backends.Op, shardings []*backends.Shar
 var fusable = map[backends.OpType]fuseOp{
 	backends.OpTypeMul: fuseMul, backends.OpTypeAdd: fuseAdd, backends.OpTypeSub: fuseSub,
 	backends.OpTypeDiv: fuseDiv, backends.OpTypeNeg: fuseNeg, backends.OpTypeExp: fuseExp,
-	backends.OpTypeTanh: fuseTanh,
+	backends.OpTypeTanh: fuseTanh, backends.OpTypeLogistic: fuseLogistic, backends.OpTypeSqrt: fuseSqrt,
 }
 
 // chainNode is what fuseChains knows of a node.
@@ -446,6 +448,10 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, s
 			expFloat32(dst, a)
 		case fuseTanh:
 			tanhFloat32(dst, a)
+		case fuseLogistic:
+			logisticFloat32(dst, a)
+		case fuseSqrt:
+			sqrtFloat32(dst, a)
 		default: // b is a block of values or, where the program says so, a scalar
 			binaryFloat32(dst, a, operand(ins.b), binaryOp(ins.op))
 		}

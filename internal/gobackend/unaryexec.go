@@ -12,22 +12,22 @@ import (
 )
 
 // Exp (softmax and log-softmax, forward and backward) and Tanh (GELU) cost ~18 % of a training
-// step on the Go backend (pprof at the quickstart shape): its executors call math.Exp and
-// math.Tanh value by value. Where the CPU has AVX2 and FMA, the executors below compute the very
-// same float64 functions four lanes at a time (unary_amd64.s); every output is bit-identical to
-// the backend's. (Splitting large tensors between the cores as well measured no faster: the
-// backend already runs independent ops side by side.) At start-up both kernels are
-// checked against math on values covering every branch; on any difference (say, a toolchain
+// step on the Go backend (pprof at the quickstart shape), Logistic (SwiGLU's σ) ~7 % of
+// SmolLM2's: the backend's executors call math.Exp and math.Tanh value by value, on one core
+// (Sqrt, Adam's, likewise; its executor below runs everywhere). Where the CPU
+// has AVX2 and FMA, the executors below compute the very same float64 functions four lanes at a
+// time (unary_amd64.s); every output is bit-identical to the backend's. At start-up the kernels
+// are checked against math on values covering every branch; on any difference (say, a toolchain
 // that fuses the multiply-adds of math.Tanh) the backend's executors stay in place.
 func installUnary() {
+	overrideExecutor(backends.OpTypeSqrt, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
+		return execUnaryFloat32(b, in, owned, sqrtFloat32)
+	})
 	if !haveUnaryKernels || !unaryExact() {
 		return
 	}
-	for _, op := range []backends.OpType{backends.OpTypeExp, backends.OpTypeTanh} {
-		f := expFloat32
-		if op == backends.OpTypeTanh {
-			f = tanhFloat32
-		}
+	for op, f := range map[backends.OpType]func(dst, src []float32){
+		backends.OpTypeExp: expFloat32, backends.OpTypeTanh: tanhFloat32, backends.OpTypeLogistic: logisticFloat32} {
 		overrideExecutor(op, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
 			return execUnaryFloat32(b, in, owned, f)
 		})
@@ -71,6 +71,38 @@ func tanhFloat32(dst, src []float32) {
 	runUnary(dst, src, kernels.TanhF32FMA, math.Tanh)
 }
 
+// sqrtFloat32 sets dst[i] = float32(math.Sqrt(float64(src[i]))), the Go backend's square root
+// (Adam's), sixteen values at a time where the CPU has AVX: VSQRTPS's correctly rounded float32
+// root is that value (rounding the float64 root to float32 rounds correctly).
+func sqrtFloat32(dst, src []float32) {
+	n := len(src)
+	dst, head := dst[:n], n&^15
+	if useAVX && head > 0 {
+		kernels.SqrtF32AVX(&dst[0], &src[0], head)
+	} else {
+		head = 0
+	}
+	for i := head; i < n; i++ {
+		dst[i] = float32(math.Sqrt(float64(src[i])))
+	}
+}
+
+// logisticFloat32 sets dst[i] = float32(logistic(float64(src[i]))), the Go backend's logistic
+// (SwiGLU's σ), with the kernel where it applies.
+func logisticFloat32(dst, src []float32) {
+	runUnary(dst, src, kernels.LogisticF32FMA, logistic)
+}
+
+// logistic is the Go backend's float64 logistic (execLogisticGeneric of gomlx v0.26.0):
+// 1/(1+e^−x) for x ≥ 0, e^x/(1+e^x) below.
+func logistic(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
 // runUnary applies kernel to dst and src from the start; where it stops (at a group of four it
 // leaves to math, or at the last < 4 values) those values are computed with scalar and the kernel
 // resumes after them.
@@ -90,8 +122,9 @@ func runUnary(dst, src []float32, kernel func(dst, src *float32, n int) int, sca
 // unaryExact is unaryKernelsMatchMath, run once: the unary executors and fusing both ask.
 var unaryExact = sync.OnceValue(unaryKernelsMatchMath)
 
-// unaryKernelsMatchMath runs both kernels on values that reach every branch of math.Exp and
-// math.Tanh (and the kernels' range limits) and reports whether every result equals math's.
+// unaryKernelsMatchMath runs the three kernels on values that reach every branch of math.Exp,
+// math.Tanh and logistic (and the kernels' range limits) and reports whether every result equals
+// math's.
 func unaryKernelsMatchMath() bool {
 	var probe []float32
 	for _, v := range []float64{0, 1e-30, 1e-7, 0.1, 0.5, 0.624, 0.625, 0.626, 1, 2, 10, 44, 44.02, 45,
@@ -106,7 +139,7 @@ func unaryKernelsMatchMath() bool {
 	for _, k := range []struct {
 		f    func(dst, src []float32)
 		math func(float64) float64
-	}{{expFloat32, math.Exp}, {tanhFloat32, math.Tanh}} {
+	}{{expFloat32, math.Exp}, {tanhFloat32, math.Tanh}, {logisticFloat32, logistic}} {
 		k.f(got, probe)
 		for i, x := range probe {
 			if w := float32(k.math(float64(x))); math.Float32bits(got[i]) != math.Float32bits(w) {

@@ -18,6 +18,8 @@ var unaryCases = []struct {
 }{
 	{"exp", expFloat32, math.Exp, Exp},
 	{"tanh", tanhFloat32, math.Tanh, Tanh},
+	{"logistic", logisticFloat32, logistic, Logistic},
+	{"sqrt", sqrtFloat32, math.Sqrt, Sqrt},
 }
 
 // unaryProbe returns float32 values for the kernel tests: random bit patterns (every exponent,
@@ -35,7 +37,7 @@ func unaryProbe(rng *rand.Rand, n int) []float32 {
 	return out
 }
 
-// TestUnaryKernelsBitExact checks the Exp and Tanh kernels against float32(math.F(float64(x)))
+// TestUnaryKernelsBitExact checks the Exp, Tanh, Logistic and Sqrt kernels against float32(math.F(float64(x)))
 // bit for bit on a million values, and at lengths around their groups of four.
 func TestUnaryKernelsBitExact(t *testing.T) {
 	if !haveUnaryKernels {
@@ -59,7 +61,7 @@ func TestUnaryKernelsBitExact(t *testing.T) {
 	}
 }
 
-// TestUnaryExecutors runs Exp and Tanh graphs on the Go backend against math bit for bit.
+// TestUnaryExecutors runs Exp, Tanh, Logistic and Sqrt graphs on the Go backend against math bit for bit.
 func TestUnaryExecutors(t *testing.T) {
 	b, err := testBackend()
 	if err != nil {

@@ -55,3 +55,8 @@ func DivScalarF32AVX(dst, a *float32, c float32, n int)
 //
 //go:noescape
 func FillF32AVX(dst *float32, c float32, n int)
+
+// SqrtF32AVX sets dst[i] = √a[i].
+//
+//go:noescape
+func SqrtF32AVX(dst, a *float32, n int)

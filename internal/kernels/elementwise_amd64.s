@@ -80,3 +80,25 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func SqrtF32AVX(dst, a *float32, n int): dst[i] = √a[i] for i < n, n a multiple of 16. VSQRTPS
+// rounds correctly, as float32(math.Sqrt(float64(a[i]))) does (the float64 root rounded to
+// float32 is the correctly rounded float32 root).
+TEXT ·SqrtF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   sqrtdone
+sqrtloop:
+	VSQRTPS (SI), Y0
+	VSQRTPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     sqrtloop
+sqrtdone:
+	VZEROUPPER
+	RET

@@ -33,3 +33,6 @@ func DivScalarF32AVX(_, _ *float32, _ float32, _ int) { noAVX() }
 
 // FillF32AVX is a stub: HasAVX is false here.
 func FillF32AVX(_ *float32, _ float32, _ int) { noAVX() }
+
+// SqrtF32AVX is a stub: HasAVX is false here.
+func SqrtF32AVX(_, _ *float32, _ int) { noAVX() }

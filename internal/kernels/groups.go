@@ -12,15 +12,61 @@ func MatmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []flo
 	if n <= 0 || ng <= 0 {
 		return
 	}
+	checkGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, bias, epi)
+	var bp *float32
+	if bias != nil {
+		bp = &bias[0]
+	}
+	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, nil, 0, 0)
+}
+
+// GroupsPart says which part of a long sum a call of MatmulGroupsPart computes.
+type GroupsPart struct {
+	// Resume starts the sums from the parts stored by the previous call (else from the bias).
+	Resume bool
+	// Split stores the even- and odd-step sums apart, for the next call (else their sum).
+	Split bool
+}
+
+// MatmulGroupsPart is MatmulGroups over k steps of a longer sum, for sums too long to keep a
+// block of w in cache: x and w start at the part's first step, and the kernel's two chains per
+// output (even and odd steps) are carried from one part to the next in out and odd (of out's
+// layout), so that the parts give bit for bit what one call over all the steps gives. Every part
+// but the last stores its sums apart (Split) and must have an even number of steps; every part
+// but the first resumes them. The bias enters in the first part. Parts keep their sums in out, so
+// the epilogue of a sum in several parts is EpiStore.
+func MatmulGroupsPart(out, odd []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int, part GroupsPart) {
+	if n <= 0 || ng <= 0 {
+		return
+	}
+	checkGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, bias, epi)
+	if (part.Resume || part.Split) && (len(odd) < (n-1)*ldo+16*ng || epi != EpiStore) || part.Split && k%2 != 0 {
+		panic(fmt.Sprintf("kernels: MatmulGroupsPart: odd holds %d values (want %d), epilogue %d (want EpiStore), k %d (a split part needs an even k)",
+			len(odd), (n-1)*ldo+16*ng, epi, k))
+	}
+	var bp, op *float32
+	if bias != nil {
+		bp = &bias[0]
+	}
+	if len(odd) > 0 {
+		op = &odd[0]
+	}
+	var resume, split int
+	if part.Resume {
+		resume = 1
+	}
+	if part.Split {
+		split = 1
+	}
+	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, op, resume, split)
+}
+
+// checkGroups panics unless MatmulGroups' operands hold every value its arguments reach.
+func checkGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int) {
 	if k <= 0 || rs < 0 || is < 0 || ldo < 0 || ws < 0 || gs < 0 || len(out) < (n-1)*ldo+16*ng ||
 		len(x) <= (n-1)*rs+(k-1)*is || len(w) < (ng-1)*gs+(k-1)*ws+16 || (bias != nil && len(bias) < 16*ng) ||
 		(epi != EpiStore && epi != EpiAdd) {
 		panic(fmt.Sprintf("kernels: MatmulGroups out of bounds (n %d, k %d, ng %d, ldo %d, rs %d, is %d, ws %d, gs %d, epi %d; len out %d, x %d, w %d, bias %d)",
 			n, k, ng, ldo, rs, is, ws, gs, epi, len(out), len(x), len(w), len(bias)))
 	}
-	var bp *float32
-	if bias != nil {
-		bp = &bias[0]
-	}
-	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi)
 }

@@ -53,6 +53,37 @@
 	DECQ DX; \
 	JNZ  LOOP
 
+// RESUME4 loads four rows' sums of a group, OFF bytes past R14: the even-step sums E0–E3 from
+// out, the odd-step sums O0–O3 from the odd buffer. Clobbers AX, R10, R11.
+#define RESUME4(E0, E1, E2, E3, O0, O1, O2, O3, OFF) \
+	MOVQ    ldob-16(SP), R10; \
+	MOVQ    oddd-80(SP), R11; \
+	ADDQ    R14, R11; \
+	LEAQ    (R10)(R10*2), AX; \
+	VMOVUPS OFF(R14), E0; \
+	VMOVUPS OFF(R14)(R10*1), E1; \
+	VMOVUPS OFF(R14)(R10*2), E2; \
+	VMOVUPS OFF(R14)(AX*1), E3; \
+	VMOVUPS OFF(R11), O0; \
+	VMOVUPS OFF(R11)(R10*1), O1; \
+	VMOVUPS OFF(R11)(R10*2), O2; \
+	VMOVUPS OFF(R11)(AX*1), O3
+
+// SPLIT4 stores four rows' sums of a group where RESUME4 loads them. Clobbers AX, R10, R11.
+#define SPLIT4(E0, E1, E2, E3, O0, O1, O2, O3, OFF) \
+	MOVQ    ldob-16(SP), R10; \
+	MOVQ    oddd-80(SP), R11; \
+	ADDQ    R14, R11; \
+	LEAQ    (R10)(R10*2), AX; \
+	VMOVUPS E0, OFF(R14); \
+	VMOVUPS E1, OFF(R14)(R10*1); \
+	VMOVUPS E2, OFF(R14)(R10*2); \
+	VMOVUPS E3, OFF(R14)(AX*1); \
+	VMOVUPS O0, OFF(R11); \
+	VMOVUPS O1, OFF(R11)(R10*1); \
+	VMOVUPS O2, OFF(R11)(R10*2); \
+	VMOVUPS O3, OFF(R11)(AX*1)
+
 // PAIRSTEP adds steps i and i+1 of row X to both groups of a pair: X's values at R10 and R11
 // broadcast into BE and BO, multiplied with the first group's w (Z8, Z9) into its even and odd
 // sums E0, O0 and with the second group's (Z18, Z19) into E1, O1.
@@ -70,7 +101,7 @@
 	VFMADD231PS  B, Z8, E0; \
 	VFMADD231PS  B, Z18, E1
 
-// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int)
+// func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int, odd *float32, resume, split int)
 //
 // For each of n rows r (row r's value at step i is x[r·rs + i·is]) and each of ng groups g of 16
 // columns (column 16g+c's value at step i is w[g·gs + i·ws + c]), stores
@@ -86,6 +117,12 @@
 // side, broadcast once into a register for both. Strides are in elements; bounds are checked by
 // the Go caller.
 //
+// A long sum can be computed in parts of an even number of steps: with split ≠ 0 the even- and
+// odd-step sums are stored apart, to out and to odd (whose values lie at the same offsets as
+// out's), instead of their sum; with resume ≠ 0 both chains start from the values stored there
+// instead of from the bias and +0. The chains continue exactly, so a sum computed in parts is bit
+// for bit the sum computed at once.
+//
 // biasg (a stack slot) is the bias at column 16g, moving with g.
 //
 // Registers: SI, BX, R8, R9 = x rows 0..3 of the block; R10 = byte offset of step i, R11 = of
@@ -93,7 +130,7 @@
 // column 16g; DI = out at row 0 of the block; DX = step pairs left; CX = groups left; Z0–Z3 =
 // even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1; for a pair of groups also
 // R15 = w at step i of group g+1, Z10–Z17 its sums, Z18, Z19 its w, Z20–Z27 the broadcast x.
-TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $72-104
+TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $80-128
 	MOVQ n+40(FP), AX
 	TESTQ AX, AX
 	JEQ done
@@ -122,6 +159,9 @@ TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $72-104
 	MOVQ AX, pairs-48(SP)
 	MOVQ x+16(FP), SI
 	MOVQ out+0(FP), DI
+	MOVQ odd+104(FP), AX
+	SUBQ DI, AX
+	MOVQ AX, oddd-80(SP) // odd − out in bytes
 
 block:
 	MOVQ rem-8(SP), AX
@@ -148,10 +188,19 @@ group4:
 	MOVQ wg-56(SP), R13
 	MOVQ R13, R15
 	ADDQ gsb-40(SP), R15
+	CMPQ resume+112(FP), $0
+	JNE  resume4x2
 	EVENINIT4(Z0, Z1, Z2, Z3, 0)
 	EVENINIT4(Z10, Z11, Z12, Z13, 64)
 	ZERO4(Z4, Z5, Z6, Z7)
 	ZERO4(Z14, Z15, Z16, Z17)
+	JMP  start4x2
+
+resume4x2:
+	RESUME4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
+	RESUME4(Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, 64)
+
+start4x2:
 	FIRSTSTEP(tail4x2)
 
 pair4x2:
@@ -177,6 +226,8 @@ tail4x2:
 	PAIRTAIL(R9, Z3, Z13, Z26)
 
 store4x2:
+	CMPQ split+120(FP), $0
+	JNE  split4x2
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
@@ -203,6 +254,13 @@ store4x2:
 	ADDOUT(64(R14)(AX*1), Z13)
 	VMOVUPS Z3, (R14)(AX*1)
 	VMOVUPS Z13, 64(R14)(AX*1)
+	JMP  next4x2
+
+split4x2:
+	SPLIT4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
+	SPLIT4(Z10, Z11, Z12, Z13, Z14, Z15, Z16, Z17, 64)
+
+next4x2:
 	ADDQ $128, R14
 	BIASNEXT($128)
 	MOVQ gsb-40(SP), AX
@@ -214,8 +272,16 @@ store4x2:
 
 group4one:
 	MOVQ wg-56(SP), R13
+	CMPQ resume+112(FP), $0
+	JNE  resume4
 	EVENINIT4(Z0, Z1, Z2, Z3, 0)
 	ZERO4(Z4, Z5, Z6, Z7)
+	JMP  start4
+
+resume4:
+	RESUME4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
+
+start4:
 	FIRSTSTEP(tail4)
 
 pair4:
@@ -241,6 +307,8 @@ tail4:
 	VFMADD231PS.BCST (R9)(R10*1), Z8, Z3
 
 store4:
+	CMPQ split+120(FP), $0
+	JNE  split4
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z6, Z2, Z2
@@ -255,6 +323,12 @@ store4:
 	LEAQ (AX)(AX*2), AX
 	ADDOUT((R14)(AX*1), Z3)
 	VMOVUPS Z3, (R14)(AX*1)
+	JMP  next4
+
+split4:
+	SPLIT4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
+
+next4:
 	ADDQ $64, R14
 	BIASNEXT($64)
 	MOVQ gsb-40(SP), AX
@@ -283,6 +357,8 @@ single:
 
 group1:
 	MOVQ wg-56(SP), R13
+	CMPQ resume+112(FP), $0
+	JNE  resume1
 	MOVQ biasg-72(SP), AX
 	TESTQ AX, AX
 	JEQ group1zero
@@ -294,6 +370,14 @@ group1zero:
 
 group1odd:
 	VPXORD Z4, Z4, Z4
+	JMP  start1
+
+resume1:
+	MOVQ    oddd-80(SP), AX
+	VMOVUPS (R14), Z0
+	VMOVUPS (R14)(AX*1), Z4
+
+start1:
 	XORQ R10, R10
 	MOVQ isb-32(SP), R11
 	MOVQ pairs-48(SP), DX
@@ -314,9 +398,19 @@ tail1:
 	VFMADD231PS.BCST (SI)(R10*1), Z8, Z0
 
 store1:
+	CMPQ split+120(FP), $0
+	JNE  split1
 	VADDPS Z4, Z0, Z0
 	ADDOUT((R14), Z0)
 	VMOVUPS Z0, (R14)
+	JMP  next1
+
+split1:
+	MOVQ    oddd-80(SP), AX
+	VMOVUPS Z0, (R14)
+	VMOVUPS Z4, (R14)(AX*1)
+
+next1:
 	ADDQ $64, R14
 	BIASNEXT($64)
 	MOVQ gsb-40(SP), AX

@@ -14,14 +14,7 @@ func TestMatmulGroupsMatchesPanels(t *testing.T) {
 	if !HasAVX512() {
 		t.Skip("no AVX-512 kernel on this CPU")
 	}
-	rng := rand.New(rand.NewPCG(8, 9))
-	randoms := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
-		}
-		return v
-	}
+	randoms := normals(rand.New(rand.NewPCG(8, 9)))
 	for _, n := range []int{1, 3, 4, 5, 9} {
 		for _, k := range []int{1, 2, 7, 16, 33, 64} {
 			for _, ng := range []int{1, 2, 3} {
@@ -55,5 +48,61 @@ func TestMatmulGroupsMatchesPanels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A sum computed in parts by MatmulGroupsPart (even parts of various lengths, the last one odd
+// or even) must be bit for bit the sum MatmulGroups computes at once, with and without a bias,
+// on every path of the kernel (blocks of four rows and single rows, pairs of groups and a lone
+// group).
+func TestMatmulGroupsPartsMatchWhole(t *testing.T) {
+	if !HasAVX512() {
+		t.Skip("no AVX-512 kernel on this CPU")
+	}
+	randoms := normals(rand.New(rand.NewPCG(10, 11)))
+	for _, n := range []int{1, 4, 6, 9} {
+		for _, parts := range [][]int{{2, 1}, {4, 4}, {6, 2, 9}, {2, 2, 2, 2, 2, 3}, {32, 32, 32}} {
+			k := 0
+			for _, p := range parts {
+				k += p
+			}
+			for _, ng := range []int{1, 2, 3} {
+				m := 16 * ng
+				ldo := m + 5
+				x, w, b := randoms(n*k), randoms(k*m), randoms(m)
+				for _, bias := range [][]float32{b, nil} {
+					start := randoms(n * ldo)
+					want := append([]float32(nil), start...)
+					MatmulGroups(want, ldo, x, k, 1, n, k, w, m, 16, ng, bias, EpiStore)
+					got := append([]float32(nil), start...)
+					odd := make([]float32, n*ldo)
+					k0 := 0
+					for i, p := range parts {
+						part := GroupsPart{Resume: i > 0, Split: i < len(parts)-1}
+						MatmulGroupsPart(got, odd, ldo, x[k0:], k, 1, n, p, w[k0*m:], m, 16, ng, bias, EpiStore, part)
+						k0 += p
+					}
+					for r := range n {
+						for c := range m {
+							if i := r*ldo + c; math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("n %d parts %v groups %d bias %v: out[%d][%d] = %g, at once %g",
+									n, parts, ng, bias != nil, r, c, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// normals returns a function drawing n standard normal float32 values from rng.
+func normals(rng *rand.Rand) func(n int) []float32 {
+	return func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
 	}
 }

@@ -20,7 +20,7 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 // matmulGroupsAVX512 is the 16-lane kernel of groups_amd64.s; see MatmulGroups.
 //
 //go:noescape
-func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int)
+func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int, odd *float32, resume, split int)
 
 // GatherF32AVX512 is the gather of groups_amd64.s; see broadcastRows and packGroupsNK in internal/gobackend.
 //

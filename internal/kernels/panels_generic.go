@@ -12,7 +12,7 @@ func matmulPanelsFMA(*float32, int, *float32, int, int, int, *[4]float32, int, i
 // useAVX512 is false where no assembly kernel exists.
 const useAVX512 = false
 
-func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, int, int, int, *float32, int) {
+func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, int, int, int, *float32, int, *float32, int, int) {
 	panic("kernels: no AVX-512 kernel on this platform")
 }
 

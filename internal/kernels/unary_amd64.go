@@ -17,3 +17,9 @@ func ExpF32FMA(dst, src *float32, n int) int
 //
 //go:noescape
 func TanhF32FMA(dst, src *float32, n int) int
+
+// LogisticF32FMA is the Logistic kernel of unary_amd64.s; see logisticFloat32 in
+// internal/gobackend.
+//
+//go:noescape
+func LogisticF32FMA(dst, src *float32, n int) int

@@ -323,3 +323,45 @@ tanhdone:
 	MOVQ AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func LogisticF32FMA(dst, src *float32, n int) int
+//
+// dst[i] = float32 of the Go backend's logistic of float64(src[i]) — 1/(1+e^−x) for x ≥ 0,
+// e^x/(1+e^x) below — for whole groups of four from the start, stopping before the first group
+// holding a NaN; returns how many values it wrote. Both branches are e/(1+e) with e = e^−|x| and
+// the numerator 1 where x ≥ 0; −|x| below −700 is raised to −700 (either branch then rounds to
+// the same float32 as with the exact exponential: 1, or 0).
+TEXT ·LogisticF32FMA(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+	EXPCONSTS
+	VMOVUPD unaryc<>+C_EXPLO(SB), Y9
+
+logisticloop:
+	LEAQ 4(AX), DX
+	CMPQ DX, CX
+	JGT  logisticdone
+	VCVTPS2PD (SI)(AX*4), Y0        // x
+	VCMPPD    $0x03, Y0, Y0, Y1     // unordered: NaN
+	VMOVMSKPD Y1, DX
+	TESTQ     DX, DX
+	JNE       logisticdone
+	VORPD     unaryc<>+C_SIGN(SB), Y0, Y4 // −|x|
+	VMAXPD    Y9, Y4, Y4
+	EXPPD(Y4, Y1, Y2, X2)            // e = e^−|x|
+	VADDPD    Y15, Y4, Y6            // 1 + e
+	VXORPD    Y2, Y2, Y2
+	VCMPPD    $0x1d, Y2, Y0, Y3      // x ≥ 0
+	VBLENDVPD Y3, Y15, Y4, Y4        // numerator: 1 where x ≥ 0, else e
+	VDIVPD    Y6, Y4, Y4
+	VCVTPD2PSY Y4, X4
+	VMOVUPS   X4, (DI)(AX*4)
+	ADDQ      $4, AX
+	JMP       logisticloop
+
+logisticdone:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

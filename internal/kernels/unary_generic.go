@@ -10,3 +10,6 @@ func ExpF32FMA(_, _ *float32, _ int) int { return 0 }
 
 // TanhF32FMA is a stub that handles no element (HasUnaryKernels is false here).
 func TanhF32FMA(_, _ *float32, _ int) int { return 0 }
+
+// LogisticF32FMA is a stub that handles no element (HasUnaryKernels is false here).
+func LogisticF32FMA(_, _ *float32, _ int) int { return 0 }

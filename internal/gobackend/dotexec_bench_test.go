@@ -1,0 +1,38 @@
+package gobackend
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/graftrl/graftrl/internal/workers"
+)
+
+// lmDotCases are the largest products of SmolLM2-135M's train step at T256×B8 (2,048 tokens, the
+// output layer at every third position: 768 rows), in the layouts the forward pass and its
+// gradients hand the executor.
+var lmDotCases = []execCase{
+	{"ffn up fwd 2048x576x1536", []int{2048, 576}, []int{1536, 576}, []int{1}, nil, []int{1}, nil},
+	{"ffn down dx 2048x1536x576", []int{2048, 576}, []int{576, 1536}, []int{1}, nil, []int{0}, nil},
+	{"ffn down dW 1536x576 k2048", []int{2048, 1536}, []int{2048, 576}, []int{0}, nil, []int{0}, nil},
+	{"ffn up dW 576x1536 k2048", []int{2048, 576}, []int{2048, 1536}, []int{0}, nil, []int{0}, nil},
+	{"logits fwd 768x49152 k576", []int{768, 576}, []int{49152, 576}, []int{1}, nil, []int{1}, nil},
+	{"logits dx 768x576 k49152", []int{768, 49152}, []int{49152, 576}, []int{1}, nil, []int{0}, nil},
+	{"logits dW 49152x576 k768", []int{768, 49152}, []int{768, 576}, []int{0}, nil, []int{0}, nil},
+}
+
+// BenchmarkDotLM times the executor's product on lmDotCases with the shared worker pool and
+// reports GFLOP/s.
+func BenchmarkDotLM(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range lmDotCases {
+		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
+		batch, m, n, k := tc.sizes()
+		out := make([]float32, batch*m*n)
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				dotFloat32(out, lhs, tc.lhsDims, tc.lhsB, tc.lhsC, rhs, tc.rhsDims, tc.rhsB, tc.rhsC, batch, m, n, k, workers.Shared().Size())
+			}
+			b.ReportMetric(float64(2*batch*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
