@@ -185,7 +185,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Report{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Config: o.Model, LoadStart: loadAverage(),
+	r := &Report{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs, true), Config: o.Model, LoadStart: loadAverage(),
 		Backend: spec.ResolveBackendName(o.Backend), Devices: o.Devices}
 	backend, err := policy.NewBackend(policy.BackendOptions{Name: o.Backend, Devices: o.Devices})
 	if err != nil {
@@ -453,6 +453,9 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "policy: d_model %d, %d layers, %d heads, d_ff %d, vocab %d, max_len %d (%d parameters)\n",
 		r.Config.DModel, r.Config.Layers, r.Config.Heads, r.Config.Hidden(), r.Config.Vocab, r.Config.MaxLen, r.Config.NumParams())
 	fmt.Fprintf(w, "peak: %.0f GFLOP/s = %s; scalar (no SIMD) peak %.0f GFLOP/s\n", m.PeakGFLOPs, m.PeakDerivation, m.ScalarPeakGFLOPs)
+	if m.MemoryGBs > 0 {
+		fmt.Fprintf(w, "memory bandwidth: %.1f GB/s (measured: 64 MB copied per core, bytes read + written)\n", m.MemoryGBs)
+	}
 	fmt.Fprintf(w, "load average (1 min): %.2f at start, %.2f at end\n\n", r.LoadStart, r.LoadEnd)
 	if len(r.Train) > 0 {
 		fmt.Fprintf(w, "train step (forward + backward + Adam), median of %d after %d untimed steps\n", r.Train[0].Reps, r.Train[0].Warmup)

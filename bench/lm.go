@@ -123,7 +123,7 @@ func RunLM(ctx context.Context, o LMOptions) (*LMReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs), Model: o.Path, LoadStart: loadAverage(),
+	r := &LMReport{Impl: "graftrl", Machine: probeMachine(o.PeakGFLOPs, true), Model: o.Path, LoadStart: loadAverage(),
 		Backend: spec.ResolveBackendName(o.Backend), LoRARank: o.LoRARank}
 	t0 := time.Now()
 	g, err := modelfile.OpenGGUF(o.Path)
@@ -337,6 +337,9 @@ func (r *LMReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "model: %s\n  llama, %d layers, d %d, FFN %d, %d heads / %d KV heads (head dim %d), vocab %d: %d parameters; loaded in %.2f s\n",
 		r.Model, c.Layers, c.DModel, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Vocab, r.Params, r.LoadS)
 	fmt.Fprintf(w, "peak: %.0f GFLOP/s = %s\n", m.PeakGFLOPs, m.PeakDerivation)
+	if m.MemoryGBs > 0 {
+		fmt.Fprintf(w, "memory bandwidth: %.1f GB/s (measured: 64 MB copied per core, bytes read + written)\n", m.MemoryGBs)
+	}
 	fmt.Fprintf(w, "load average (1 min): %.2f at start, %.2f at end\n\n", r.LoadStart, r.LoadEnd)
 	line := func(name string, x LMResult) {
 		fmt.Fprintf(w, "  %-22s %9.1f ms  %8.1f tokens/s  %6.2f GFLOP/s  %5.2f%% of peak  peak RSS %.0f MB\n",

@@ -130,7 +130,14 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 // first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, nw int) {
-	r := packRHS(rhs, rhsDims, rhsBatch, rhsContracting, batch, n, k)
+	if swapOperands(lhsDims, lhsBatch, lhsContracting, m, n) {
+		t := workers.GetScratch(batch * n * m)
+		defer workers.PutScratch(t)
+		dotFloat32(*t, rhs, rhsDims, rhsBatch, rhsContracting, lhs, lhsDims, lhsBatch, lhsContracting, batch, n, m, k, nw)
+		transposeInto(out, *t, []int{batch, n, m}, []int{0, 2, 1})
+		return
+	}
+	r := packRHS(rhs, rhsDims, rhsBatch, rhsContracting, batch, n, k, m >= packRows && k*n <= packMaxRHS)
 	defer r.release()
 	ng, ws, gs, gw, panels, pe, restAt, rest := r.ng, r.ws, r.gs, r.gw, r.panels, r.pe, r.restAt, r.rest
 	np := (n + 3) / 4
@@ -252,10 +259,29 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 	}
 }
 
+// swapOperands reports whether a product is faster computed with its operands swapped and the
+// result transposed: eight columns (a rank-8 adapter's gradient, out [m, 8] = dYᵀ·(A·x)) are one
+// pair of 4-wide panels, which read the lhs in rows of contiguous steps, so a transposed lhs
+// (free stride 1) would first be copied whole; swapped, it is the rhs of m/16 groups of the
+// 16-lane kernel, read in place. The sums are the same: a pair of panels and a group keep the
+// same two chains per output, and a fused multiply-add does not depend on its factors' order
+// (m a multiple of 16, so that no column of the swapped product falls in a lone panel, which
+// keeps one chain).
+func swapOperands(lhsDims, lhsBatch, lhsContracting []int, m, n int) bool {
+	if !useAVX512 || n != 8 || m%16 != 0 || m == 0 {
+		return false
+	}
+	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
+	return ok && lo.free == 1 && lo.contr != 1
+}
+
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in
 // place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
-// else packed into panels by packGroupsNK. The remaining columns are packed into rest 4-wide
+// unless packRows and packMaxRHS say otherwise, else packed into panels (packGroupsNK, or a copy of
+// each step's 16 values for a [k, n] rhs): read in place, a step's values lie a whole row apart,
+// often at a multiple of 256 bytes, and a group's steps fall in a quarter of the L1 cache's sets
+// (SmolLM2's attention context ran at half speed so); packed, they lie one after the other. The remaining columns are packed into rest 4-wide
 // panels: example e's pe panels start at panels[e·pe:], its rest at restAt within them, panel p
 // at p·k.
 type rhsPanels struct {
@@ -276,10 +302,19 @@ func (r *rhsPanels) release() {
 	}
 }
 
+// A [k, n] rhs is packed into groups rather than read in place when the product has at least
+// packRows rows (the copy is one pass over the rhs, which the kernel reads once per four rows)
+// and the rhs at most packMaxRHS values an example: larger ones are read from L2 in cache blocks
+// anyway (matmulGroupsBlocked), and measured no faster packed.
+const (
+	packRows   = 32
+	packMaxRHS = 1 << 18
+)
+
 // packRHS lays out the rhs of dotFloat32 for its kernels (rhsPanels): read in place where its
 // layout allows, else copied to [batch, k, n] first, and the columns the 16-lane kernel does not
 // read in place packed into panels, one example per worker.
-func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k int) rhsPanels {
+func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k int, packKN bool) rhsPanels {
 	var r rhsPanels
 	np := (n + 3) / 4
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
@@ -295,17 +330,21 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k
 	gw := make([][]float32, batch)
 	if useAVX512 && k > 0 {
 		if kn {
-			ng, ws, gs = n/16, ro.contr, 16
+			ng = n / 16
 		} else {
 			ng = np / 4
 		}
+	}
+	inPlace := kn && !packKN // groups read where they lie
+	if inPlace {
+		ws, gs = ro.contr, 16
 	}
 	rest := np - 4*ng       // 4-wide panels after the groups
 	tail := max(0, n-16*ng) // and their columns
 	// Per example, the panels the kernels read: all np when the groups are packed too (group g is
 	// panels 4g..4g+3), only the rest when the groups are read in place.
 	pe, restAt := np*k, 4*ng*k
-	if kn {
+	if inPlace {
 		pe, restAt = rest*k, 0
 	}
 	scratch := workers.GetScratch(4 * batch * pe)
@@ -319,8 +358,11 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k
 		switch {
 		case kn:
 			gw[e] = x
+			if packKN && ng > 0 {
+				gw[e] = unsafe.Slice(&dst[0][0], 4*len(dst))
+			}
 			if tail > 0 {
-				packPanelsKN(dst, x[16*ng:], ro.contr, k, tail)
+				packPanelsKN(dst[restAt:], x[16*ng:], ro.contr, k, tail)
 			}
 		default:
 			if ng > 0 {
@@ -333,6 +375,19 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k
 		}
 	}
 	workers.ForEach(batch, len(panels) >= 2*elementGrain/4, pack)
+	if kn && packKN && ng > 0 {
+		// Step i of example e's rows to its groups: group g's 16 values at 16(g·k + i).
+		workers.ParallelRange(batch*k, elementGrain/(16*ng)+1, 1, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				e, i := j/k, j%k
+				x := rhs[ro.off[e]+i*ro.contr:]
+				dst := gw[e]
+				for g := range ng {
+					copy(dst[16*(g*k+i):16*(g*k+i)+16], x[16*g:16*g+16])
+				}
+			}
+		})
+	}
 	r.ng, r.ws, r.gs, r.gw, r.panels, r.pe, r.restAt, r.rest = ng, ws, gs, gw, panels, pe, restAt, rest
 	return r
 }

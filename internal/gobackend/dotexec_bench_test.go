@@ -18,6 +18,8 @@ var lmDotCases = []execCase{
 	{"logits fwd 768x49152 k576", []int{768, 576}, []int{49152, 576}, []int{1}, nil, []int{1}, nil},
 	{"logits dx 768x576 k49152", []int{768, 49152}, []int{49152, 576}, []int{1}, nil, []int{0}, nil},
 	{"logits dW 49152x576 k768", []int{768, 49152}, []int{768, 576}, []int{0}, nil, []int{0}, nil},
+	{"attention context 24x768x64 k256", []int{8, 3, 256, 3, 256}, []int{8, 256, 3, 64}, []int{4}, []int{0, 1}, []int{1}, []int{0, 2}},
+	{"attention scores 24x768x256 k64", []int{8, 256, 3, 3, 64}, []int{8, 256, 3, 64}, []int{4}, []int{0, 2}, []int{3}, []int{0, 2}},
 }
 
 // BenchmarkDotLM times the executor's product on lmDotCases with the shared worker pool and

@@ -294,6 +294,11 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 		{"many group blocks", []int{40, 576}, []int{576, 1600}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 80}, []int{0}, nil, []int{0}, nil},
 		{"rhs packed, sums in parts", []int{20, 1030}, []int{48, 1030}, []int{1}, nil, []int{1}, nil},
+		{"eight columns, transposed lhs: operands swapped", []int{1030, 40}, []int{1030, 8}, []int{0}, nil, []int{0}, nil},
+		{"eight columns, batched, transposed lhs", []int{2, 70, 48}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
+		{"[k, n] rhs packed into groups", []int{40, 70}, []int{70, 48}, []int{1}, nil, []int{0}, nil},
+		{"[k, n] rhs packed, strided batches, a tail", []int{2, 40, 33}, []int{2, 33, 3, 37}, []int{2}, []int{0}, []int{1}, []int{0}},
+		{"eight columns, 36 rows: not swapped", []int{2, 70, 36}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
 	} {
 		checkDotBitExact(t, tc, randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims))
 	}

@@ -14,11 +14,12 @@
 # WARMUP, 2, the first compiling), and the largest peak RSS. The weights reach PyTorch through a
 # Hugging Face directory `graftrl convert` writes from the installed GGUF (kept under
 # ${XDG_CACHE_HOME:-~/.cache}/graftrl/bench, 540 MB). Environment: ROUNDS, REPS, WARMUP, PEERS (a
-# subset of "go xla torch torch-compile").
+# subset of "go xla torch torch-compile"), LORA (a rank: every side trains rank-LORA adapters on
+# every projection, the model frozen; default 0, full fine-tuning).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-rows=${1:-2} len=${2:-64} rounds=${ROUNDS:-3} reps=${REPS:-3} warmup=${WARMUP:-2}
+rows=${1:-2} len=${2:-64} rounds=${ROUNDS:-3} reps=${REPS:-3} warmup=${WARMUP:-2} lora=${LORA:-0}
 peers=${PEERS:-go xla torch torch-compile}
 
 source scripts/venv.sh
@@ -45,10 +46,10 @@ run() { # run PEER ROUND: one process; appends its JSON line (ms, tokens/s, peak
       local backend=go
       [ "$peer" = xla ] && backend=xla:cpu
       "$out/graftrl" bench --model "$gguf" --backend "$backend" --batch "$rows" --len "$len" --prompt-len 1 \
-        --decode-len 1 --sample-batches 1 --reps "$reps" --json |
+        --decode-len 1 --sample-batches 1 --reps "$reps" --lora "$lora" --json |
         python3 -c 'import json,sys; t=json.load(sys.stdin)["train"]; print(json.dumps({"ms": t["ms"], "tokens_per_s": t["tokens_per_s"], "peak_rss_mb": t["peak_rss_mb"]}))' ;;
-    torch) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" 2>/dev/null ;;
-    torch-compile) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" --compile 2>/dev/null ;;
+    torch) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" --lora "$lora" 2>/dev/null ;;
+    torch-compile) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" --lora "$lora" --compile 2>/dev/null ;;
   esac >>"$out/$peer"
 }
 for r in $(seq "$rounds"); do
@@ -62,7 +63,9 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 simd=none
 grep -qw avx2 /proc/cpuinfo && simd=avx2
 grep -qw avx512f /proc/cpuinfo && simd=avx512f
-echo "SmolLM2-135M-Instruct train step T${len}×B${rows} | $cpu, $(nproc) cores, $simd | $(date -u +%Y-%m-%d) | scripts/bench/lm_train.sh $rows $len (ROUNDS=$rounds REPS=$reps)"
+what="full fine-tuning"
+[ "$lora" != 0 ] && what="rank-$lora LoRA"
+echo "SmolLM2-135M-Instruct train step T${len}×B${rows}, $what | $cpu, $(nproc) cores, $simd | $(date -u +%Y-%m-%d) | scripts/bench/lm_train.sh $rows $len (ROUNDS=$rounds REPS=$reps LORA=$lora)"
 for p in $peers; do
   python3 - "$out/$p" "$p" <<'EOF'
 import json, statistics, sys

@@ -4,9 +4,12 @@ GGUF), the same synthetic batch shape and the same update as graftrl's policy.Up
 loss: every third position an action whose log-prob enters the clipped surrogate (eps 0.2/0.2,
 old log-prob -4.1, advantages N(0, 1), token-mean weights) with an entropy bonus of 0.05; the
 output layer (tied to the embedding) applied at those positions only, as graftrl does; global
-gradient-norm clipping at 1; Adam (lr 1e-6, 0.9, 0.999, 1e-8) over every parameter.
+gradient-norm clipping at 1; Adam (lr 1e-6, 0.9, 0.999, 1e-8) over every parameter, or with
+--lora R over rank-R adapters only (the model frozen), as graftrl's `bench --lora R`: every
+projection of every block (q, k, v, o, gate, up, down) computes W·x + (2R/R)·B·(A·x), A [R, in]
+drawn from U(−1/√in, 1/√in), B [out, R] zero.
 
-    python lm_train_torch.py HF_DIR [--rows 2] [--len 64] [--reps 5] [--warmup 2] [--compile] [--threads N]
+    python lm_train_torch.py HF_DIR [--rows 2] [--len 64] [--reps 5] [--warmup 2] [--compile] [--threads N] [--lora R]
 
 --compile runs the loss's forward and backward through torch.compile (Inductor; the optimiser
 step stays eager, Adam's foreach kernels). One JSON line: the median step in ms over --reps after
@@ -26,6 +29,33 @@ import torch.nn.functional as F
 from transformers import LlamaForCausalLM
 
 
+class LoRALinear(torch.nn.Module):
+    """A frozen nn.Linear W plus the adapter (alpha/r)·B·(A·x), alpha = 2r."""
+
+    def __init__(self, base, r):
+        super().__init__()
+        self.base = base
+        base.weight.requires_grad_(False)
+        fan_in = base.in_features
+        self.a = torch.nn.Parameter(torch.empty(r, fan_in).uniform_(-fan_in**-0.5, fan_in**-0.5))
+        self.b = torch.nn.Parameter(torch.zeros(base.out_features, r))
+        self.scale = 2.0
+
+    def forward(self, x):
+        return self.base(x) + self.scale * F.linear(F.linear(x, self.a), self.b)
+
+
+def add_lora(model, r):
+    """Freezes the model and gives every projection of every block a rank-r adapter."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for layer in model.model.layers:
+        for mod, names in ((layer.self_attn, ("q_proj", "k_proj", "v_proj", "o_proj")),
+                           (layer.mlp, ("gate_proj", "up_proj", "down_proj"))):
+            for n in names:
+                setattr(mod, n, LoRALinear(getattr(mod, n), r))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model_dir")
@@ -35,9 +65,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: one per core)")
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--lora", type=int, default=0, help="adapter rank (0: full fine-tuning)")
     a = ap.parse_args()
-    if a.rows < 1 or a.len < 3 or a.reps < 1 or a.warmup < 1:
-        ap.error("--rows, --reps and --warmup must be at least 1 and --len at least 3")
+    if a.rows < 1 or a.len < 3 or a.reps < 1 or a.warmup < 1 or a.lora < 0:
+        ap.error("--rows, --reps and --warmup must be at least 1, --len at least 3 and --lora at least 0")
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -50,6 +81,8 @@ def main():
     adv = torch.randn(a.rows, len(sel))
     old = torch.full((a.rows, len(sel)), -4.1)
     weight = 1.0 / (a.rows * len(sel))  # token mean over the batch's action tokens
+    if a.lora > 0:
+        add_lora(model, a.lora)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=1e-6, betas=(0.9, 0.999), eps=1e-8)
 
@@ -87,7 +120,7 @@ def main():
     out = {
         "peer": f"PyTorch {torch.__version__} {'compiled' if a.compile else 'eager'}",
         "rows": a.rows, "len": a.len, "ms": ms, "min_ms": min(times), "reps": a.reps,
-        "tokens_per_s": a.rows * a.len / (ms / 1e3), "compile_s": compile_s,
+        "tokens_per_s": a.rows * a.len / (ms / 1e3), "compile_s": compile_s, "lora_rank": a.lora,
         "threads": torch.get_num_threads(),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
