@@ -233,9 +233,7 @@ func benchLMGraph(ctx context.Context, o LMOptions, r *LMReport, w pretrained.We
 		return err
 	}
 	res.Len = o.TrainLen
-	// Forward and backward of every position (the convention of TrainStepFLOPs: the backward pass
-	// is two products per forward product).
-	res.GFLOPs = 3 * float64(o.TrainRows) * llamaSpanFLOPs(r.Config, 0, o.TrainLen) / (res.Ms / 1e3) / 1e9
+	res.GFLOPs = llamaTrainFLOPs(r.Config, o.TrainRows, o.TrainLen, o.TrainLen/3, lora) / (res.Ms / 1e3) / 1e9
 	r.Train = &res
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/graftrl/graftrl/modelfile"
 	"github.com/graftrl/graftrl/policy/pretrained"
+	"github.com/graftrl/graftrl/policy/spec"
 )
 
 // TestLlamaSpanFLOPs checks the count on a model small enough to add up by hand: 1 layer, d 4,
@@ -22,6 +23,23 @@ func TestLlamaSpanFLOPs(t *testing.T) {
 	// NumParams: embedding 40 + block (norms 8 + q,k,v 4·8 + o 16 + MLP 96) + output norm 4.
 	if got := c.NumParams(); got != 40+152+4 {
 		t.Fatalf("NumParams = %d, want 196", got)
+	}
+}
+
+// TestLlamaTrainFLOPs checks the update's count on TestLlamaSpanFLOPs' model, by hand: a token's
+// block products 2·(4·8 + 16 + 96) = 288, the output layer 2·4·10 = 80 a position, attention
+// 16·(t+1). Two rows of 3 tokens with one output position each: block 864, attention
+// 16·(1+2+3) = 96, output 80, so in full 2·3·(864+96+80) = 6240. Rank-1 adapters on attn_q
+// (4 × 4) and ffn_down (4 × 8): 2·1·(8+12) = 40 a token, and 2·(2·864 + 3·96 + 2·80 + 3·3·40)
+// = 2·(1728+288+160+360) = 5072.
+func TestLlamaTrainFLOPs(t *testing.T) {
+	c := pretrained.Config{Layers: 1, DModel: 4, Hidden: 8, Heads: 2, KVHeads: 1, HeadDim: 2, Vocab: 10}
+	if got := llamaTrainFLOPs(c, 2, 3, 1, nil); got != 6240 {
+		t.Fatalf("full: %v, want 6240", got)
+	}
+	l := spec.LoRA{Rank: 1, Alpha: 2, Targets: []string{"attn_q", "ffn_down"}}
+	if got := llamaTrainFLOPs(c, 2, 3, 1, &l); got != 5072 {
+		t.Fatalf("LoRA: %v, want 5072", got)
 	}
 }
 

@@ -47,7 +47,7 @@ run() { # run PEER ROUND: one process; appends its JSON line (ms, tokens/s, peak
       [ "$peer" = xla ] && backend=xla:cpu
       "$out/graftrl" bench --model "$gguf" --backend "$backend" --batch "$rows" --len "$len" --prompt-len 1 \
         --decode-len 1 --sample-batches 1 --reps "$reps" --lora "$lora" --json |
-        python3 -c 'import json,sys; t=json.load(sys.stdin)["train"]; print(json.dumps({"ms": t["ms"], "tokens_per_s": t["tokens_per_s"], "peak_rss_mb": t["peak_rss_mb"]}))' ;;
+        python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["train"]; print(json.dumps({"ms": t["ms"], "tokens_per_s": t["tokens_per_s"], "peak_rss_mb": t["peak_rss_mb"], "flops": t["gflops"] * t["ms"] * 1e6, "peak_gflops": r["machine"]["peak_gflops"], "memory_gbs": r["machine"].get("memory_gbs", 0)}))' ;;
     torch) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" --lora "$lora" 2>/dev/null ;;
     torch-compile) "$py_lm" scripts/bench/lm_train_torch.py "$hf" --rows "$rows" --len "$len" --reps "$reps" --warmup "$warmup" --lora "$lora" --compile 2>/dev/null ;;
   esac >>"$out/$peer"
@@ -66,14 +66,25 @@ grep -qw avx512f /proc/cpuinfo && simd=avx512f
 what="full fine-tuning"
 [ "$lora" != 0 ] && what="rank-$lora LoRA"
 echo "SmolLM2-135M-Instruct train step T${len}×B${rows}, $what | $cpu, $(nproc) cores, $simd | $(date -u +%Y-%m-%d) | scripts/bench/lm_train.sh $rows $len (ROUNDS=$rounds REPS=$reps LORA=$lora)"
-for p in $peers; do
-  python3 - "$out/$p" "$p" <<'EOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-name = {"go": "graftrl (go)", "xla": "graftrl (xla:cpu)", "torch": "PyTorch eager", "torch-compile": "PyTorch compiled"}[sys.argv[2]]
-ms = statistics.median(r["ms"] for r in rows)
-tps = statistics.median(r["tokens_per_s"] for r in rows)
-rss = max(r["peak_rss_mb"] for r in rows)
-print(f"  {name:<20} {ms:10.0f} ms  {tps:8.1f} tokens/s  peak RSS {rss:6.0f} MB  ({len(rows)} rounds)")
+# The update's FLOPs (the same on every side) and the machine's measured peak come from graftrl's
+# report (bench's llamaTrainFLOPs; the peak an FMA loop on every core): shown when a graftrl
+# peer ran.
+python3 - "$out" $peers <<'EOF'
+import json, os, statistics, sys
+out, peers = sys.argv[1], sys.argv[2:]
+rows = {p: [json.loads(l) for l in open(os.path.join(out, p)) if l.strip()] for p in peers}
+ref = next((rows[p][0] for p in ("go", "xla") if rows.get(p)), None)
+if ref:
+    print(f"  update: {ref['flops'] / 1e9:.0f} GFLOP; machine peak {ref['peak_gflops']:.0f} GFLOP/s (measured), memory {ref['memory_gbs']:.1f} GB/s")
+names = {"go": "graftrl (go)", "xla": "graftrl (xla:cpu)", "torch": "PyTorch eager", "torch-compile": "PyTorch compiled"}
+for p in peers:
+    r = rows[p]
+    ms = statistics.median(x["ms"] for x in r)
+    tps = statistics.median(x["tokens_per_s"] for x in r)
+    rss = max(x["peak_rss_mb"] for x in r)
+    rate = ""
+    if ref:
+        g = ref["flops"] / (ms / 1e3) / 1e9
+        rate = f"  {g:6.1f} GFLOP/s ({100 * g / ref['peak_gflops']:4.1f} % of peak)"
+    print(f"  {names[p]:<20} {ms:10.0f} ms  {tps:8.1f} tokens/s{rate}  peak RSS {rss:6.0f} MB  ({len(r)} rounds)")
 EOF
-done
