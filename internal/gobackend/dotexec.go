@@ -137,7 +137,7 @@ func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 		transposeInto(out, *t, []int{batch, n, m}, []int{0, 2, 1})
 		return
 	}
-	r := packRHS(rhs, rhsDims, rhsBatch, rhsContracting, batch, n, k, m >= packRows && k*n <= packMaxRHS)
+	r := packRHS(rhs, rhsDims, rhsBatch, rhsContracting, batch, m, n, k)
 	defer r.release()
 	ng, ws, gs, gw, panels, pe, restAt, rest := r.ng, r.ws, r.gs, r.gw, r.panels, r.pe, r.restAt, r.rest
 	np := (n + 3) / 4
@@ -203,11 +203,18 @@ const (
 	dotRowBytes   = 256 << 10
 	dotPartMax    = 1024
 	dotPart       = 256
+	// dotUnblocked is the most rhs values a product runs unblocked with: an rhs that fits in L2
+	// stays there without blocks, and the d64 policy's weight gradients measured slower cut up.
+	dotUnblocked = 1 << 18
 )
 
 // matmulGroupsBlocked is kernels.MatmulGroups (no bias, EpiStore) in cache blocks: blocks of rows,
 // parts of long sums, blocks of groups.
 func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int) {
+	if k <= dotPartMax && 16*ng*k <= dotUnblocked && !(rs < is && is >= packStride) {
+		kernels.MatmulGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, nil, kernels.EpiStore)
+		return
+	}
 	kb := k
 	var odd []float32
 	if k > dotPartMax {
@@ -219,11 +226,12 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 	gb := max(2, dotBlockBytes/(64*kb)) &^ 1
 	rb := max(4, dotRowBytes/(4*kb)) &^ 3
 	// A transposed lhs (a weight gradient's activations) is read a step at a time across rows
-	// that lie a whole row of the activations apart, often a multiple of 4 KB: every step of a
-	// block falls in the same few cache sets and evicts the last. Such blocks are copied first,
-	// step-major, rows contiguous.
+	// that lie a whole row of the activations apart: at the output layer's 196,608 bytes every
+	// step of a block falls in the same cache set and evicts the last. Blocks with steps at least
+	// packStride values apart are copied first, step-major, rows contiguous (nearer steps
+	// measured no faster copied, and the d64 policy's small weight gradients slower).
 	var packed []float32
-	if rs < is && n > 4 {
+	if rs < is && is >= packStride && n > 4 {
 		t := workers.GetScratch(min(rb, n) * kb)
 		defer workers.PutScratch(t)
 		packed = *t
@@ -278,7 +286,8 @@ func swapOperands(lhsDims, lhsBatch, lhsContracting []int, m, n int) bool {
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in
 // place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
-// unless packRows and packMaxRHS say otherwise, else packed into panels (packGroupsNK, or a copy of
+// unless its steps lie apart in a product packRows and packMaxRHS say is worth a copy, else
+// packed into panels (packGroupsNK, or a copy of
 // each step's 16 values for a [k, n] rhs): read in place, a step's values lie a whole row apart,
 // often at a multiple of 256 bytes, and a group's steps fall in a quarter of the L1 cache's sets
 // (SmolLM2's attention context ran at half speed so); packed, they lie one after the other. The remaining columns are packed into rest 4-wide
@@ -302,19 +311,22 @@ func (r *rhsPanels) release() {
 	}
 }
 
-// A [k, n] rhs is packed into groups rather than read in place when the product has at least
-// packRows rows (the copy is one pass over the rhs, which the kernel reads once per four rows)
-// and the rhs at most packMaxRHS values an example: larger ones are read from L2 in cache blocks
-// anyway (matmulGroupsBlocked), and measured no faster packed.
+// A [k, n] rhs is packed into groups rather than read in place when its steps lie further apart
+// than a row of n values (a slice of a wider tensor, such as one head's values), the product has
+// at least packRows rows (the copy is one pass over the rhs, which the kernel reads once per four
+// rows: at 32 rows the d64 policy's train step measured 8 % slower) and the rhs at most packMaxRHS
+// values an example (larger ones are read from L2 in cache blocks anyway, and measured no faster
+// packed).
 const (
-	packRows   = 32
+	packRows   = 256
 	packMaxRHS = 1 << 18
+	packStride = 4096
 )
 
 // packRHS lays out the rhs of dotFloat32 for its kernels (rhsPanels): read in place where its
 // layout allows, else copied to [batch, k, n] first, and the columns the 16-lane kernel does not
 // read in place packed into panels, one example per worker.
-func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k int, packKN bool) rhsPanels {
+func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k int) rhsPanels {
 	var r rhsPanels
 	np := (n + 3) / 4
 	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
@@ -335,6 +347,7 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, n, k
 			ng = np / 4
 		}
 	}
+	packKN := kn && ro.contr > n && m >= packRows && k*n <= packMaxRHS
 	inPlace := kn && !packKN // groups read where they lie
 	if inPlace {
 		ws, gs = ro.contr, 16

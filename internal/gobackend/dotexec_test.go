@@ -292,12 +292,14 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 		{"rows and groups in blocks, sums in parts", []int{300, 1101}, []int{1101, 288}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs in parts", []int{1101, 300}, []int{1101, 288}, []int{0}, nil, []int{0}, nil},
 		{"many group blocks", []int{40, 576}, []int{576, 1600}, []int{1}, nil, []int{0}, nil},
-		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 80}, []int{0}, nil, []int{0}, nil},
+		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 400}, []int{0}, nil, []int{0}, nil},
+		{"transposed lhs a page apart a step, copied", []int{40, 4100}, []int{40, 48}, []int{0}, nil, []int{0}, nil},
+		{"the same, sums in parts", []int{1030, 4096}, []int{1030, 16}, []int{0}, nil, []int{0}, nil},
 		{"rhs packed, sums in parts", []int{20, 1030}, []int{48, 1030}, []int{1}, nil, []int{1}, nil},
 		{"eight columns, transposed lhs: operands swapped", []int{1030, 40}, []int{1030, 8}, []int{0}, nil, []int{0}, nil},
 		{"eight columns, batched, transposed lhs", []int{2, 70, 48}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
-		{"[k, n] rhs packed into groups", []int{40, 70}, []int{70, 48}, []int{1}, nil, []int{0}, nil},
-		{"[k, n] rhs packed, strided batches, a tail", []int{2, 40, 33}, []int{2, 33, 3, 37}, []int{2}, []int{0}, []int{1}, []int{0}},
+		{"[k, n] rhs with gaps, packed into groups", []int{2, 300, 70}, []int{70, 2, 48}, []int{2}, []int{0}, []int{0}, []int{1}},
+		{"[k, n] rhs packed, strided batches, a tail", []int{2, 3, 260, 33}, []int{2, 33, 3, 37}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
 		{"eight columns, 36 rows: not swapped", []int{2, 70, 36}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
 	} {
 		checkDotBitExact(t, tc, randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims))

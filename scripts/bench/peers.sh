@@ -22,6 +22,11 @@
 # Sizes (d_model/layers/heads, T = train length = max_len, d_ff 4·d_model, vocab 64):
 #   d64/2/4 T64, d128/4/4 T128, d256/6/8 T256.
 #
+# LM=1 adds the pretrained language model (SmolLM2-135M-Instruct) after the table: decoding
+# against llama.cpp and transformers (scripts/bench/lm.sh) and the T256×B8 update against PyTorch
+# 2 eager and compiled, in full and with rank-8 LoRA (scripts/bench/lm_train.sh), ROUNDS rounds
+# each (about 15 minutes a round on 2 cores).
+#
 # Environment: ROUNDS (default 2), REPS (timed repetitions, default 5), WARMUP (untimed train
 # steps, the first compiles; default 3), SIZES (a subset such as "64" or "64 128"), THREADS
 # (PyTorch and JAX threads; default 0: the faster of 1 and one per core per measurement, as
@@ -282,4 +287,16 @@ if load:
 EOF
 
 for n in "${notes[@]}"; do echo "note: $n"; done
+
+# The language model (LM=1): decoding against llama.cpp (Q4_1 and F32) and transformers
+# (lm.sh), then the update against PyTorch 2 eager and compiled on the same weights, trained in
+# full and with rank-8 adapters (lm_train.sh, which prints each side's GFLOP/s and share of the
+# measured peak).
+if [[ ${LM:-0} == 1 ]]; then
+  echo
+  ROUNDS=$rounds scripts/bench/lm.sh || status=1
+  echo
+  ROUNDS=$rounds scripts/bench/lm_train.sh 8 256 || status=1
+  ROUNDS=$rounds LORA=8 scripts/bench/lm_train.sh 8 256 || status=1
+fi
 exit $status
