@@ -20,21 +20,17 @@ type lossTerms struct {
 func tokenLogProbs(logits, targets *Node, vocab int) (logp, entropy *Node) {
 	g := logits.Graph()
 	dims := logits.Shape().Dimensions
+	rows := logits.Shape().Size() / vocab
 	peak := StopGradient(ReduceMax(logits, -1))
 	shifted := Sub(logits, broadcastLast(peak, dims))
 	e := Exp(shifted)
 	z := sumLast(e)
 	logZ := Log(z)
-	// Each position's target is gathered by its full index (b, t, target) from shifted as it is:
-	// flattening shifted to one column first would copy it (it has other uses), and the
-	// gradient's zeros would be filled one single-value row at a time.
-	tdims := targets.Shape().Dimensions
-	var index []*Node
-	for a := range tdims {
-		index = append(index, InsertAxes(Iota(g, shapes.Make(dtypes.Int32, tdims...), a), -1))
-	}
-	index = append(index, InsertAxes(ConvertDType(targets, dtypes.Int32), -1))
-	logp = Sub(Gather(shifted, Concatenate(index, -1)), logZ)
+	// Flat index of each position's target: row·V + target.
+	row := Reshape(Iota(g, shapes.Make(dtypes.Int32, rows), 0), targets.Shape().Dimensions...)
+	idx := Add(MulScalar(row, vocab), ConvertDType(targets, dtypes.Int32))
+	picked := Gather(Reshape(shifted, rows*vocab, 1), InsertAxes(idx, -1)) // [B,T,1]
+	logp = Sub(Reshape(picked, logZ.Shape().Dimensions...), logZ)
 	entropy = Sub(logZ, Div(sumLast(Mul(e, shifted)), z))
 	return logp, entropy
 }
