@@ -27,7 +27,7 @@ type Machine struct {
 	FlopsPerCycle float64 `json:"flops_per_cycle"`
 	// NominalGFLOPs = Cores × MHz/1000 × FlopsPerCycle: the peak as /proc/cpuinfo suggests it,
 	// at the nominal clock and with two FMA pipes of the full vector width (Zen 4 has two of half
-	// the width, and boosts above the nominal clock: 332 here against 234 measured).
+	// the width, and boosts above the nominal clock: 332 against 234 measured on a 2-core one).
 	NominalGFLOPs float64 `json:"nominal_gflops"`
 	// MeasuredGFLOPs is the float32 rate of kernels.FMALoop running on every core at once (0 when
 	// not measured, or on a CPU without FMA vectors).

@@ -211,7 +211,13 @@ const (
 // matmulGroupsBlocked is kernels.MatmulGroups (no bias, EpiStore) in cache blocks: blocks of rows,
 // parts of long sums, blocks of groups.
 func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int) {
-	if k <= dotPartMax && 16*ng*k <= dotUnblocked && !(rs < is && is >= packStride) {
+	// A transposed lhs (a weight gradient's activations) is read a step at a time across rows
+	// that lie a whole row of the activations apart: at the output layer's 196,608 bytes every
+	// step of a block falls in the same cache set and evicts the last. Blocks with steps at least
+	// packStride values apart are copied first, step-major, rows contiguous (nearer steps
+	// measured no faster copied, and the d64 policy's small weight gradients slower).
+	copyLHS := rs < is && is >= packStride && n > 4
+	if k <= dotPartMax && 16*ng*k <= dotUnblocked && !copyLHS {
 		kernels.MatmulGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, nil, kernels.EpiStore)
 		return
 	}
@@ -225,13 +231,8 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 	}
 	gb := max(2, dotBlockBytes/(64*kb)) &^ 1
 	rb := max(4, dotRowBytes/(4*kb)) &^ 3
-	// A transposed lhs (a weight gradient's activations) is read a step at a time across rows
-	// that lie a whole row of the activations apart: at the output layer's 196,608 bytes every
-	// step of a block falls in the same cache set and evicts the last. Blocks with steps at least
-	// packStride values apart are copied first, step-major, rows contiguous (nearer steps
-	// measured no faster copied, and the d64 policy's small weight gradients slower).
 	var packed []float32
-	if rs < is && is >= packStride && n > 4 {
+	if copyLHS {
 		t := workers.GetScratch(min(rb, n) * kb)
 		defer workers.PutScratch(t)
 		packed = *t
@@ -286,11 +287,11 @@ func swapOperands(lhsDims, lhsBatch, lhsContracting []int, m, n int) bool {
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in
 // place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
-// unless its steps lie apart in a product packRows and packMaxRHS say is worth a copy, else
-// packed into panels (packGroupsNK, or a copy of
-// each step's 16 values for a [k, n] rhs): read in place, a step's values lie a whole row apart,
-// often at a multiple of 256 bytes, and a group's steps fall in a quarter of the L1 cache's sets
-// (SmolLM2's attention context ran at half speed so); packed, they lie one after the other. The remaining columns are packed into rest 4-wide
+// unless its steps lie apart in a product where packRows and packMaxRHS say a copy pays, else
+// packed into panels (packGroupsNK, or a copy of each step's 16 values for a [k, n] rhs): read
+// in place, a step's values may lie a whole wider row apart, often at a multiple of 256 bytes,
+// so that a group's steps fall in a quarter of the L1 cache's sets (SmolLM2's attention context
+// ran at two thirds of its packed speed so). The remaining columns are packed into rest 4-wide
 // panels: example e's pe panels start at panels[e·pe:], its rest at restAt within them, panel p
 // at p·k.
 type rhsPanels struct {
@@ -388,7 +389,7 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n
 		}
 	}
 	workers.ForEach(batch, len(panels) >= 2*elementGrain/4, pack)
-	if kn && packKN && ng > 0 {
+	if packKN && ng > 0 {
 		// Step i of example e's rows to its groups: group g's 16 values at 16(g·k + i).
 		workers.ParallelRange(batch*k, elementGrain/(16*ng)+1, 1, func(lo, hi int) {
 			for j := lo; j < hi; j++ {

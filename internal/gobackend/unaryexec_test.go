@@ -38,7 +38,7 @@ func unaryProbe(rng *rand.Rand, n int) []float32 {
 }
 
 // TestUnaryKernelsBitExact checks the Exp, Tanh, Logistic and Sqrt kernels against float32(math.F(float64(x)))
-// bit for bit on a million values, and at lengths around their groups of four.
+// bit for bit on a million values, and at lengths around their groups of four (sixteen for Sqrt).
 func TestUnaryKernelsBitExact(t *testing.T) {
 	if !haveUnaryKernels {
 		t.Skip("no AVX2/FMA on this machine: the backend's own executors run")
@@ -46,7 +46,7 @@ func TestUnaryKernelsBitExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	x := unaryProbe(rng, 1<<19)
 	for _, c := range unaryCases {
-		for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, len(x)} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 18, 19, 31, len(x)} {
 			got := make([]float32, n)
 			c.f(got, x[:n])
 			for i, v := range got {

@@ -60,7 +60,7 @@ func TestMatmulGroupsPartsMatchWhole(t *testing.T) {
 		t.Skip("no AVX-512 kernel on this CPU")
 	}
 	randoms := normals(rand.New(rand.NewPCG(10, 11)))
-	for _, n := range []int{1, 4, 6, 9} {
+	for _, n := range []int{1, 2, 3, 4, 6, 7, 9} {
 		for _, parts := range [][]int{{2, 1}, {4, 4}, {6, 2, 9}, {2, 2, 2, 2, 2, 3}, {32, 32, 32}} {
 			k := 0
 			for _, p := range parts {
