@@ -130,7 +130,7 @@ func dotOperandMatches(dims, batchAxes, contractingAxes []int, batch, cross, k i
 // first copied to [batch, m, k] and [batch, k, n].
 func dotFloat32(out, lhs []float32, lhsDims, lhsBatch, lhsContracting []int,
 	rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n, k, nw int) {
-	if swapOperands(lhsDims, lhsBatch, lhsContracting, m, n) {
+	if swapOperands(lhsDims, lhsBatch, lhsContracting, rhsDims, rhsBatch, rhsContracting, m, n) {
 		t := workers.GetScratch(batch * n * m)
 		defer workers.PutScratch(t)
 		dotFloat32(*t, rhs, rhsDims, rhsBatch, rhsContracting, lhs, lhsDims, lhsBatch, lhsContracting, batch, n, m, k, nw)
@@ -206,6 +206,9 @@ const (
 	// dotUnblocked is the most rhs values a product runs unblocked with: an rhs that fits in L2
 	// stays there without blocks, and the d64 policy's weight gradients measured slower cut up.
 	dotUnblocked = 1 << 18
+	// copyStride is the smallest step stride (in values) of a transposed lhs that
+	// matmulGroupsBlocked copies before use.
+	copyStride = 512
 )
 
 // matmulGroupsBlocked is kernels.MatmulGroups (no bias, EpiStore) in cache blocks: blocks of rows,
@@ -213,10 +216,12 @@ const (
 func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int) {
 	// A transposed lhs (a weight gradient's activations) is read a step at a time across rows
 	// that lie a whole row of the activations apart: at the output layer's 196,608 bytes every
-	// step of a block falls in the same cache set and evicts the last. Blocks with steps at least
-	// packStride values apart are copied first, step-major, rows contiguous (nearer steps
-	// measured no faster copied, and the d64 policy's small weight gradients slower).
-	copyLHS := rs < is && is >= packStride && n > 4
+	// step of a block falls in the same cache set and evicts the last, and at 2 KB a step the
+	// steps fold into two sets of the L1 cache. Blocks with steps at least copyStride values
+	// apart are copied first, step-major, rows contiguous (d256's MLP gradients measured 150
+	// GFLOP/s read in place, 175-195 copied; the d64 policy's small weight gradients, 1 KB a
+	// step and less, measured slower copied).
+	copyLHS := rs < is && is >= copyStride && n > 4
 	if k <= dotPartMax && 16*ng*k <= dotUnblocked && !copyLHS {
 		kernels.MatmulGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, nil, kernels.EpiStore)
 		return
@@ -269,20 +274,39 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 }
 
 // swapOperands reports whether a product is faster computed with its operands swapped and the
-// result transposed: eight columns (a rank-8 adapter's gradient, out [m, 8] = dYᵀ·(A·x)) are one
-// pair of 4-wide panels, which read the lhs in rows of contiguous steps, so a transposed lhs
-// (free stride 1) would first be copied whole; swapped, it is the rhs of m/16 groups of the
-// 16-lane kernel, read in place. The sums are the same: a pair of panels and a group keep the
-// same two chains per output, and a fused multiply-add does not depend on its factors' order
-// (m a multiple of 16, so that no column of the swapped product falls in a lone panel, which
-// keeps one chain).
-func swapOperands(lhsDims, lhsBatch, lhsContracting []int, m, n int) bool {
-	if !useAVX512 || n != 8 || m%16 != 0 || m == 0 {
+// result transposed. Both cases are weight gradients, whose lhs is transposed (free stride 1):
+//   - eight columns (a rank-8 adapter's gradient, out [m, 8] = dYᵀ·(A·x)) are one pair of 4-wide
+//     panels, which read the lhs in rows of contiguous steps, so the lhs would first be copied
+//     whole; swapped, it is the rhs of m/16 groups of the 16-lane kernel, read in place;
+//   - a wide [k, n] rhs whose steps lie at least swapStride values apart and more columns than
+//     the lhs has rows (an MLP's up-projection gradient, out [d, 4d] = xᵀ·dH): the kernel reads
+//     each group's steps a row of the rhs apart, at a multiple of 2 KB that folds them into a
+//     few sets of the L1 cache, once per four output rows; swapped, the wide operand is the lhs,
+//     read four values at a time, and the narrow one the rhs (d128's up-projection gradient
+//     measured 95-130 GFLOP/s read so, 160-180 swapped, as fast as the down-projection's).
+//
+// The sums are the same: a pair of panels and a group keep the same two chains per output, and a
+// fused multiply-add does not depend on its factors' order (m, and in the second case n, a
+// multiple of 16, so that no column of the swapped product falls in a lone panel, which keeps
+// one chain).
+func swapOperands(lhsDims, lhsBatch, lhsContracting, rhsDims, rhsBatch, rhsContracting []int, m, n int) bool {
+	if !useAVX512 || m%16 != 0 || m == 0 {
 		return false
 	}
 	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
-	return ok && lo.free == 1 && lo.contr != 1
+	if !ok || lo.free != 1 || lo.contr == 1 {
+		return false
+	}
+	if n == 8 {
+		return true
+	}
+	ro, ok := layoutOf(rhsDims, rhsBatch, rhsContracting)
+	return ok && n%16 == 0 && m < n && ro.free == 1 && ro.contr >= swapStride
 }
+
+// swapStride is the smallest step stride of a wide rhs that swapOperands swaps: the d64 policy's
+// up-projection gradient (1 KB a step) measured as fast read in place as swapped.
+const swapStride = 512
 
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in

@@ -22,11 +22,29 @@ var lmDotCases = []execCase{
 	{"attention scores 24x768x256 k64", []int{8, 256, 3, 3, 64}, []int{8, 256, 3, 64}, []int{4}, []int{0, 2}, []int{3}, []int{0, 2}},
 }
 
+// policyDotCases are the weight gradients of the from-scratch policy's MLP (d_ff 4·d) at the
+// peers' shapes: d64 at T64×B16 (1,024 rows), d128 at T128×B64 (8,192), d256 at T256×B16
+// (4,096), in the layout the gradients hand the executor: both operands contracted over rows.
+var policyDotCases = []execCase{
+	{"d64 up dW 64x256 k1024", []int{1024, 64}, []int{1024, 256}, []int{0}, nil, []int{0}, nil},
+	{"d64 down dW 256x64 k1024", []int{1024, 256}, []int{1024, 64}, []int{0}, nil, []int{0}, nil},
+	{"d128 up dW 128x512 k8192", []int{8192, 128}, []int{8192, 512}, []int{0}, nil, []int{0}, nil},
+	{"d128 down dW 512x128 k8192", []int{8192, 512}, []int{8192, 128}, []int{0}, nil, []int{0}, nil},
+	{"d256 up dW 256x1024 k4096", []int{4096, 256}, []int{4096, 1024}, []int{0}, nil, []int{0}, nil},
+	{"d256 down dW 1024x256 k4096", []int{4096, 1024}, []int{4096, 256}, []int{0}, nil, []int{0}, nil},
+}
+
 // BenchmarkDotLM times the executor's product on lmDotCases with the shared worker pool and
 // reports GFLOP/s.
-func BenchmarkDotLM(b *testing.B) {
+func BenchmarkDotLM(b *testing.B) { benchDot(b, lmDotCases) }
+
+// BenchmarkDotPolicy is BenchmarkDotLM on policyDotCases.
+func BenchmarkDotPolicy(b *testing.B) { benchDot(b, policyDotCases) }
+
+// benchDot times dotFloat32 on each case as a sub-benchmark, in GFLOP/s.
+func benchDot(b *testing.B, cases []execCase) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, tc := range lmDotCases {
+	for _, tc := range cases {
 		lhs, rhs := randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims)
 		batch, m, n, k := tc.sizes()
 		out := make([]float32, batch*m*n)

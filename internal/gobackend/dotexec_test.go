@@ -300,8 +300,39 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 		{"eight columns, batched, transposed lhs", []int{2, 70, 48}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
 		{"[k, n] rhs with gaps, packed into groups", []int{2, 300, 70}, []int{70, 2, 48}, []int{2}, []int{0}, []int{0}, []int{1}},
 		{"[k, n] rhs packed, strided batches, a tail", []int{2, 3, 260, 33}, []int{2, 33, 3, 37}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
+		{"wide rhs 2 KB a step, transposed lhs: operands swapped", []int{1030, 32}, []int{1030, 528}, []int{0}, nil, []int{0}, nil},
+		{"wide rhs, 40 rows: not swapped", []int{300, 40}, []int{300, 528}, []int{0}, nil, []int{0}, nil},
+		{"wide rhs, 1 KB a step: not swapped", []int{300, 32}, []int{300, 256}, []int{0}, nil, []int{0}, nil},
+		{"transposed lhs 2 KB a step, copied", []int{300, 520}, []int{300, 48}, []int{0}, nil, []int{0}, nil},
 		{"eight columns, 36 rows: not swapped", []int{2, 70, 36}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
 	} {
 		checkDotBitExact(t, tc, randomFloats(rng, tc.lhsDims), randomFloats(rng, tc.rhsDims))
+	}
+}
+
+// TestSwapOperands pins which weight gradients swapOperands swaps (TestDotFloat32BlockedBitExact
+// checks that swapped products keep their values bit for bit).
+func TestSwapOperands(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernel on this CPU: nothing is swapped")
+	}
+	for _, c := range []struct {
+		tc   execCase
+		want bool
+	}{
+		{execCase{"rank-8 adapter", []int{1030, 48}, []int{1030, 8}, []int{0}, nil, []int{0}, nil}, true},
+		{execCase{"d128 up-projection", []int{8192, 128}, []int{8192, 512}, []int{0}, nil, []int{0}, nil}, true},
+		{execCase{"d128 down-projection", []int{8192, 512}, []int{8192, 128}, []int{0}, nil, []int{0}, nil}, false},
+		{execCase{"d64 up-projection, 1 KB a step", []int{4096, 64}, []int{4096, 256}, []int{0}, nil, []int{0}, nil}, false},
+		{execCase{"40 rows", []int{300, 40}, []int{300, 528}, []int{0}, nil, []int{0}, nil}, false},
+		{execCase{"528 columns not in groups", []int{300, 32}, []int{300, 520}, []int{0}, nil, []int{0}, nil}, false},
+		{execCase{"lhs rows contiguous", []int{32, 300}, []int{300, 528}, []int{1}, nil, []int{0}, nil}, false},
+		{execCase{"rhs [n, k]", []int{300, 32}, []int{528, 300}, []int{0}, nil, []int{1}, nil}, false},
+	} {
+		_, m, n, _ := c.tc.sizes()
+		got := swapOperands(c.tc.lhsDims, c.tc.lhsB, c.tc.lhsC, c.tc.rhsDims, c.tc.rhsB, c.tc.rhsC, m, n)
+		if got != c.want {
+			t.Errorf("%s (m %d, n %d): swapped %v, want %v", c.tc.name, m, n, got, c.want)
+		}
 	}
 }

@@ -21,10 +21,11 @@ import (
 // that runs the chain's ops on a block of a few hundred values at a time, in L1, and writes only
 // the chain's result: the intermediate values that nothing else reads are never stored.
 //
-// A chain is a tree of float32 Add, Sub, Mul, Div, Neg, Exp, Tanh, Logistic and Sqrt of one
-// shape whose inner nodes have exactly one use (a value read anywhere else, or a graph output,
-// stays a node of its own and becomes an input of the chain); operands may also be scalars, on the
-// side the executors of elementwise.go accept them. Each op runs on the same kernels as its own
+// A chain is a graph of float32 Add, Sub, Mul, Div, Neg, Exp, Tanh, Logistic and Sqrt of one
+// shape whose inner nodes are read only by the chain, once or more (a value read anywhere else,
+// or a graph output, stays a node of its own and becomes an input of the chain); operands may
+// also be scalars, on the right as the executors of elementwise.go take them, or on the left of
+// Sub and Div, spread over each block. Each op runs on the same kernels as its own
 // executor (binaryFloat32, expFloat32, tanhFloat32, logisticFloat32, sqrtFloat32), so every value is bit for bit what the unfused graph
 // computes: fusing changes how fast a step runs, never its result.
 //
@@ -39,8 +40,8 @@ import (
 // fusedOp is the op type of fused chain nodes.
 const fusedOp = backends.OpTypeFFT
 
-// fusedBlock is how many values of each chain value a block holds: a chain of ten ops keeps
-// 20 KB of them, inside the L1 cache.
+// fusedBlock is how many values of each chain value a block holds: 2 KB a value still to be read
+// (fusedProgram.slot), a few of them at a time, inside the L1 cache.
 const fusedBlock = 512
 
 // fusedMinSize is the smallest tensor whose chains are fused: below it the ops cost less than
@@ -79,6 +80,11 @@ type fusedProgram struct {
 	instrs []fuseInstr
 	inputs []fuseInput
 	size   int // values of the result
+	// slot[v] is the scratch block value v is written to (the last value, the result, is written
+	// to the output): a block is reused once every read of its value has run, so that a long
+	// chain keeps only the values still to be read, in L1.
+	slot  []int
+	slots int
 }
 
 // fuseInput is how a fused node reads an input: as it is (a tensor of the result's size, or a
@@ -193,10 +199,14 @@ func fuseChains(outputs []backends.Op) (fused []*simplego.Node) {
 			c.spread = spreadOf(n, c, info)
 		}
 	}
+	pos := make(map[*simplego.Node]int, len(order))
+	for i, n := range order {
+		pos[n] = i
+	}
 	absorbed := map[*simplego.Node]bool{}
 	for i := len(order) - 1; i >= 0; i-- {
 		root := order[i]
-		if c := info[root]; c.member && !absorbed[root] && fuseAt(root, info, absorbed) {
+		if c := info[root]; c.member && !absorbed[root] && fuseAt(root, info, pos, absorbed) {
 			fused = append(fused, root)
 		}
 	}
@@ -219,7 +229,7 @@ func operandsFit(c *chainNode, info map[*simplego.Node]*chainNode) bool {
 	}
 	l, r := *info[ins[0]].f.shape, *info[ins[1]].f.shape
 	scalar := func(x shapes.Shape) bool { return x.DType == dtypes.Float32 && x.Rank() == 0 }
-	return (l.Equal(s) && (r.Equal(s) || scalar(r))) || (scalar(l) && r.Equal(s) && (c.op == fuseMul || c.op == fuseAdd))
+	return (l.Equal(s) && (r.Equal(s) || scalar(r))) || (scalar(l) && r.Equal(s))
 }
 
 // spreadOf returns how a chain would read the operand of the BroadcastInDim node n, or nil if it
@@ -245,23 +255,38 @@ func spreadOf(n *simplego.Node, c *chainNode, info map[*simplego.Node]*chainNode
 	return &fuseInput{broadcast: true, dims: dims, strides: strides}
 }
 
-// fuseAt gathers the chain that ends at root — root and, recursively, every operand that is a
-// member of the same shape used only there — and, if it holds two ops or more, turns root into
-// a fused node and returns true.
-func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed map[*simplego.Node]bool) bool {
+// fuseAt gathers the chain that ends at root — root and, recursively, every operand of the same
+// shape that is a member and is read only by the chain (once or several times: the chain is a
+// graph, such as a GELU's gradient, which reads its tanh in two places) — and, if it holds two
+// ops or more, turns root into a fused node and returns true. pos orders the graph's nodes,
+// inputs before users.
+func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, pos map[*simplego.Node]int, absorbed map[*simplego.Node]bool) bool {
 	shape := *info[root].f.shape
 	chain := []*simplego.Node{root}
-	spreads := 0 // broadcasts read through
+	inChain := map[*simplego.Node]bool{root: true}
+	reads := map[*simplego.Node]int{} // reads by the chain's members so far
+	spreads := 0                      // broadcasts read through
 	for i := 0; i < len(chain); i++ {
 		for _, in := range *info[chain[i]].f.inputs {
 			c := info[in]
-			if c.uses != 1 || absorbed[in] || !c.f.shape.Equal(shape) || slices.Contains(chain, in) {
+			if absorbed[in] || inChain[in] || !c.f.shape.Equal(shape) {
 				continue
+			}
+			if reads[in]++; reads[in] < c.uses {
+				continue // read outside the chain, as far as is known yet
 			}
 			if c.member {
 				chain = append(chain, in)
+				inChain[in] = true
 			} else if c.spread != nil {
 				absorbed[in] = true
+				spreads++
+			}
+		}
+	}
+	for _, n := range chain { // a scalar on the left of Sub or Div is read as a fill, a spread input
+		if c := info[n]; c.op == fuseSub || c.op == fuseDiv {
+			if info[(*c.f.inputs)[0]].f.shape.Rank() == 0 {
 				spreads++
 			}
 		}
@@ -269,10 +294,10 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 	if len(chain)+spreads < 2 {
 		return false
 	}
-	// Program order: inputs before users. The chain is a tree under root (every inner node has
-	// one use), so ordering by reverse discovery puts operands first.
-	slices.Reverse(chain)
+	// Program order: the graph's, inputs before users (root, which every member leads to, last).
+	slices.SortFunc(chain, func(a, b *simplego.Node) int { return pos[a] - pos[b] })
 	value := map[*simplego.Node]int{}
+	spreadAt := map[*simplego.Node]int{} // the input index of each broadcast read through
 	var inputs []*simplego.Node
 	prog := &fusedProgram{size: shape.Size()}
 	operand := func(n *simplego.Node) int {
@@ -280,8 +305,12 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 			return -1 - v
 		}
 		if c := info[n]; c.spread != nil && absorbed[n] { // read the broadcast's operand spread
+			if i, ok := spreadAt[n]; ok {
+				return i
+			}
 			inputs = append(inputs, (*c.f.inputs)[0])
 			prog.inputs = append(prog.inputs, *c.spread)
+			spreadAt[n] = len(inputs) - 1
 			return len(inputs) - 1
 		}
 		if i := slices.Index(inputs, n); i >= 0 && !prog.inputs[i].broadcast {
@@ -294,16 +323,26 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 	for _, n := range chain {
 		c := info[n]
 		ins := *c.f.inputs
-		in := fuseInstr{op: c.op, a: operand(ins[0])}
-		if c.op <= fuseDiv {
-			in.b = operand(ins[1])
-			if in.a >= 0 && prog.inputs[in.a].scalar { // Mul or Add (operandsFit): the scalar goes right
+		var in fuseInstr
+		switch {
+		case c.op > fuseDiv:
+			in = fuseInstr{op: c.op, a: operand(ins[0])}
+		case (c.op == fuseSub || c.op == fuseDiv) && info[ins[0]].f.shape.Rank() == 0:
+			// s − x, s / x: the scalar spread over each block (a fill), as the kernels take a
+			// scalar on the right only
+			inputs = append(inputs, ins[0])
+			prog.inputs = append(prog.inputs, fuseInput{broadcast: true})
+			in = fuseInstr{op: c.op, a: len(inputs) - 1, b: operand(ins[1])}
+		default:
+			in = fuseInstr{op: c.op, a: operand(ins[0]), b: operand(ins[1])}
+			if in.a >= 0 && prog.inputs[in.a].scalar { // Mul or Add: the scalar goes right
 				in.a, in.b = in.b, in.a
 			}
 		}
 		value[n] = len(prog.instrs)
 		prog.instrs = append(prog.instrs, in)
 	}
+	prog.slot, prog.slots = assignSlots(prog.instrs)
 	for _, n := range chain[:len(chain)-1] {
 		absorbed[n] = true
 	}
@@ -312,6 +351,40 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, absorbed ma
 	*f.opType = fusedOp
 	*f.data = prog
 	return true
+}
+
+// assignSlots gives every value of a program but the last a scratch block, reusing the block of
+// a value whose reads have all run: instruction k may write the block of an operand it reads for
+// the last time (the kernels read each value before writing it). It returns each value's block
+// and how many blocks there are.
+func assignSlots(instrs []fuseInstr) (slot []int, slots int) {
+	lastRead := make([]int, len(instrs))
+	for k, in := range instrs {
+		for _, o := range []int{in.a, in.b} {
+			if o < 0 {
+				lastRead[-1-o] = k
+			}
+		}
+	}
+	slot = make([]int, len(instrs))
+	var free []int
+	for k, in := range instrs {
+		for _, o := range []int{in.a, in.b} {
+			if v := -1 - o; o < 0 && lastRead[v] == k && !slices.Contains(free, slot[v]) {
+				free = append(free, slot[v])
+			}
+		}
+		if k == len(instrs)-1 {
+			slot[k] = -1 // the output
+			break
+		}
+		if len(free) > 0 {
+			slot[k], free = free[len(free)-1], free[:len(free)-1]
+		} else {
+			slot[k], slots = slots, slots+1
+		}
+	}
+	return slot, slots
 }
 
 // installFused makes the Go backend run fused nodes, where the executor table has no entry for
@@ -389,7 +462,7 @@ func execFused(b *simplego.Backend, node *simplego.Node, in []*simplego.Buffer, 
 		return nil, fmt.Errorf("gobackend: fused node %s: no output buffer", prog)
 	}
 	workers.ParallelRange(prog.size, elementGrain, fusedBlock, func(lo, hi int) {
-		scratch := workers.GetScratch((len(prog.instrs) - 1 + spreads) * fusedBlock)
+		scratch := workers.GetScratch((prog.slots + spreads) * fusedBlock)
 		defer workers.PutScratch(scratch)
 		spread := make([][]float32, len(vals))
 		for at := lo; at < hi; at += fusedBlock {
@@ -412,17 +485,17 @@ func maxSpreadIndex(p fuseInput) int {
 // them the broadcast inputs, spread; spread[i] is set to input i's), the last into out.
 func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, spread [][]float32, lo, hi int) {
 	m := hi - lo
-	slot := len(prog.instrs) - 1
+	at := prog.slots
 	for i, p := range prog.inputs {
 		if p.broadcast {
-			spread[i] = scratch[slot*fusedBlock:][:m]
+			spread[i] = scratch[at*fusedBlock:][:m]
 			spreadBlock(spread[i], in[i], p, lo)
-			slot++
+			at++
 		}
 	}
 	operand := func(i int) []float32 {
 		if i < 0 {
-			return scratch[(-1-i)*fusedBlock:][:m]
+			return scratch[prog.slot[-1-i]*fusedBlock:][:m]
 		}
 		if spread[i] != nil {
 			return spread[i]
@@ -436,7 +509,7 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, s
 	for k, ins := range prog.instrs {
 		dst := out[lo:hi]
 		if k < last {
-			dst = scratch[k*fusedBlock:][:m]
+			dst = scratch[prog.slot[k]*fusedBlock:][:m]
 		}
 		a := operand(ins.a)
 		switch ins.op {

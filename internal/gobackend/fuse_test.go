@@ -214,3 +214,119 @@ func TestFuseBroadcasts(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseGraphChains checks that a chain takes in a value it reads more than once when nothing
+// else reads it (the tanh of a GELU's gradient, read three times), that it leaves such a value a
+// node of its own when something else reads it too, that values share scratch blocks once read
+// for the last time, and that either way the values are the unfused graph's, bit for bit.
+func TestFuseGraphChains(t *testing.T) {
+	plain := unfusedForFusing(t)
+	const n = 3000
+	for _, alsoOut := range []bool{false, true} {
+		// t = tanh(x·y); out = (y − t·t)·x + t, and t itself as a second output when alsoOut.
+		build := func(b backends.Builder) []backends.Op {
+			must := mustOp(t)
+			s := shapes.Make(dtypes.Float32, n)
+			x := must(b.Parameter("x", s, nil))
+			y := must(b.Parameter("y", s, nil))
+			th := must(b.Tanh(must(b.Mul(x, y))))
+			out := []backends.Op{must(b.Add(must(b.Mul(must(b.Sub(y, must(b.Mul(th, th)))), x)), th))}
+			if alsoOut {
+				out = append(out, th)
+			}
+			return out
+		}
+		bld := plain.Builder("fused")
+		outputs := build(bld)
+		var progs []string
+		var slots [][]int
+		for _, node := range fuseChains(outputs) {
+			f, _ := fieldsOf(node)
+			p := (*f.data).(*fusedProgram)
+			progs, slots = append(progs, p.String()), append(slots, p.slot)
+		}
+		want := []string{"v0=mul(in0,in1) v1=tanh(v0) v2=mul(v1,v1) v3=sub(in1,v2) v4=mul(v3,in0) v5=add(v4,v1) "}
+		// v1 writes over v0, read for the last time; v3 over v2, v4 over v3; v5 is the output.
+		wantSlots := [][]int{{0, 0, 1, 1, 1, -1}}
+		if alsoOut {
+			want = []string{
+				"v0=mul(in0,in0) v1=sub(in1,v0) v2=mul(v1,in2) v3=add(v2,in0) ", // t an input
+				"v0=mul(in0,in1) v1=tanh(v0) ",
+			}
+			wantSlots = [][]int{{0, 0, 0, -1}, {0, -1}}
+		}
+		if fmt.Sprint(progs) != fmt.Sprint(want) || fmt.Sprint(slots) != fmt.Sprint(wantSlots) {
+			t.Fatalf("t also an output %v: fused %q slots %v, want %q slots %v", alsoOut, progs, slots, want, wantSlots)
+		}
+		rng := rand.New(rand.NewPCG(25, 26))
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(rng.NormFloat64()*2), float32(rng.NormFloat64())
+		}
+		got := runFusedAndUnfused(t, plain, bld, outputs, build, x, y)
+		th := float32(math.Tanh(float64(x[5] * y[5])))
+		if w := (y[5]-th*th)*x[5] + th; got[0][5] != w {
+			t.Fatalf("t also an output %v: value 5 is %v, by hand %v", alsoOut, got[0][5], w)
+		}
+	}
+}
+
+// TestFuseScalarLeft checks that Sub and Div with a scalar on the left join chains, the scalar
+// read as a fill (the kernels take scalars on the right only), also as a chain of one op, and
+// compute the unfused graph's values bit for bit.
+func TestFuseScalarLeft(t *testing.T) {
+	plain := unfusedForFusing(t)
+	const n = 3000
+	// out0 = 3 / (1 − x·y), out1 = 2 − x
+	build := func(b backends.Builder) []backends.Op {
+		must := mustOp(t)
+		s := shapes.Make(dtypes.Float32, n)
+		x := must(b.Parameter("x", s, nil))
+		y := must(b.Parameter("y", s, nil))
+		c := func(v float32) backends.Op { return must(b.Constant([]float32{v})) }
+		return []backends.Op{must(b.Div(c(3), must(b.Sub(c(1), must(b.Mul(x, y)))))), must(b.Sub(c(2), x))}
+	}
+	bld := plain.Builder("fused")
+	outputs := build(bld)
+	var progs []string
+	for _, node := range fuseChains(outputs) {
+		f, _ := fieldsOf(node)
+		progs = append(progs, (*f.data).(*fusedProgram).String())
+	}
+	want := []string{
+		"in0=bcast[][] v0=sub(in0,in1) ",
+		"in2=bcast[][] in3=bcast[][] v0=mul(in0,in1) v1=sub(in2,v0) v2=div(in3,v1) ",
+	}
+	if fmt.Sprint(progs) != fmt.Sprint(want) {
+		t.Fatalf("fused %q, want %q", progs, want)
+	}
+	rng := rand.New(rand.NewPCG(27, 28))
+	x, y := make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	got := runFusedAndUnfused(t, plain, bld, outputs, build, x, y)
+	if w := 3 / (1 - x[7]*y[7]); got[0][7] != w || got[1][7] != 2-x[7] {
+		t.Fatalf("value 7: %v and %v, by hand %v and %v", got[0][7], got[1][7], w, 2-x[7])
+	}
+}
+
+// runFusedAndUnfused runs the fused outputs (built on bld) and the graph build makes on a fresh
+// builder, on the parameters x and y of len(x) values, fails the test where a value differs in
+// its bits, and returns the fused graph's values.
+func runFusedAndUnfused(t *testing.T, plain backends.Backend, bld backends.Builder, outputs []backends.Op,
+	build func(backends.Builder) []backends.Op, x, y []float32) [][]float32 {
+	t.Helper()
+	inputs := []tensorIn{{x, []int{len(x)}}, {y, []int{len(y)}}}
+	got := runGraph(t, plain, bld, outputs, inputs...)
+	ref := plain.Builder("plain")
+	unfused := runGraph(t, plain, ref, build(ref), inputs...)
+	for o := range got {
+		for i := range got[o] {
+			if math.Float32bits(got[o][i]) != math.Float32bits(unfused[o][i]) {
+				t.Fatalf("output %d value %d: %v fused, %v unfused", o, i, got[o][i], unfused[o][i])
+			}
+		}
+	}
+	return got
+}

@@ -115,10 +115,18 @@ func reduceInit(isMax bool) float32 {
 	return 0
 }
 
-// reduceTrailing sets out[r] to the reduction of row r of x (rows of inner values).
+// reduceTrailing sets out[r] to the reduction of row r of x (rows of inner values). Sums run
+// eight rows at a time (sumRows8): each row's sum is its own chain of additions in order, as the
+// backend's, and eight chains keep the adder busy where one waits out every addition's latency.
 func reduceTrailing(out, x []float32, inner int, isMax bool) {
 	init := reduceInit(isMax)
-	for r := range out {
+	r := 0
+	if !isMax {
+		for ; r+8 <= len(out); r += 8 {
+			sumRows8((*[8]float32)(out[r:r+8]), x[r*inner:(r+8)*inner], inner)
+		}
+	}
+	for ; r < len(out); r++ {
 		row := x[r*inner : (r+1)*inner]
 		acc := init
 		if isMax {
@@ -130,6 +138,24 @@ func reduceTrailing(out, x []float32, inner int, isMax bool) {
 		}
 		out[r] = acc
 	}
+}
+
+// sumRows8 sets out[j] to the in-order sum, from 0, of row j of x (eight rows of inner values).
+func sumRows8(out *[8]float32, x []float32, inner int) {
+	x0, x1, x2, x3 := x[:inner], x[inner:2*inner], x[2*inner:3*inner], x[3*inner:4*inner]
+	x4, x5, x6, x7 := x[4*inner:5*inner], x[5*inner:6*inner], x[6*inner:7*inner], x[7*inner:8*inner]
+	var a0, a1, a2, a3, a4, a5, a6, a7 float32
+	for i := range x0 {
+		a0 += x0[i]
+		a1 += x1[i]
+		a2 += x2[i]
+		a3 += x3[i]
+		a4 += x4[i]
+		a5 += x5[i]
+		a6 += x6[i]
+		a7 += x7[i]
+	}
+	*out = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
 }
 
 // maxRow is max(init, row...). Go's max is associative and commutative (a NaN wins, +0 beats

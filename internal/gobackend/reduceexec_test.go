@@ -31,6 +31,8 @@ func TestReduceExecutors(t *testing.T) {
 		// Large enough to be split across the worker pool: rows for trailing reductions, column
 		// ranges (a multiple of 16 and a tail) for leading ones.
 		{[]int{40, 1000}, []int{1}},
+		{[]int{4100, 13}, []int{1}}, // eight rows at a time, and rows left over
+		{[]int{3, 4, 64}, []int{2}},
 		{[]int{1030, 37}, []int{0}},
 		{[]int{30, 40, 50}, []int{0, 1}},
 	}

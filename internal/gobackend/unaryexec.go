@@ -14,7 +14,8 @@ import (
 // Exp (softmax and log-softmax, forward and backward) and Tanh (GELU) cost ~18 % of a training
 // step on the Go backend (pprof at the quickstart shape), Logistic (SwiGLU's σ) ~7 % of
 // SmolLM2's: the backend's executors call math.Exp and math.Tanh value by value, on one core
-// (Sqrt, Adam's, likewise; its executor below runs everywhere). Where the CPU
+// (Sqrt, Adam's, likewise, and Neg, on one core and into a new buffer; their executors below run
+// everywhere). Where the CPU
 // has AVX2 and FMA, the executors below compute the very same float64 functions four lanes at a
 // time (unary_amd64.s); every output is bit-identical to the backend's. At start-up the kernels
 // are checked against math on values covering every branch; on any difference (say, a toolchain
@@ -22,6 +23,9 @@ import (
 func installUnary() {
 	overrideExecutor(backends.OpTypeSqrt, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
 		return execUnaryFloat32(b, in, owned, sqrtFloat32)
+	})
+	overrideExecutor(backends.OpTypeNeg, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
+		return execUnaryFloat32(b, in, owned, negFloat32)
 	})
 	if !haveUnaryKernels || !unaryExact() {
 		return
@@ -84,6 +88,14 @@ func sqrtFloat32(dst, src []float32) {
 	}
 	for i := head; i < n; i++ {
 		dst[i] = float32(math.Sqrt(float64(src[i])))
+	}
+}
+
+// negFloat32 sets dst[i] = −src[i] (the sign flipped, NaN's too, as the backend's executor does).
+func negFloat32(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = -x
 	}
 }
 

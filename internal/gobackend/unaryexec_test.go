@@ -82,6 +82,27 @@ func TestUnaryExecutors(t *testing.T) {
 	}
 }
 
+// TestNegExecutor runs Neg graphs on the Go backend against a Go loop bit for bit (NaNs, zeros
+// and infinities included), below and above the size split across the worker pool.
+func TestNegExecutor(t *testing.T) {
+	b, err := testBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, n := range []int{37, 50003} {
+		x := unaryProbe(rng, n/2+1)[:n]
+		x[0], x[1] = float32(math.Copysign(0, -1)), float32(math.NaN())
+		exec := MustNewExec(b, Neg)
+		got := tensors.MustCopyFlatData[float32](exec.MustExec(tensors.FromFlatDataAndDimensions(x, n))[0])
+		for i, v := range got {
+			if math.Float32bits(v) != math.Float32bits(x[i])^(1<<31) {
+				t.Fatalf("Neg graph, n %d: out[%d] for %v = %v", n, i, x[i], v)
+			}
+		}
+	}
+}
+
 // BenchmarkUnary compares the kernels with the backend's scalar loop on a GELU-sized tensor.
 func BenchmarkUnary(b *testing.B) {
 	x := unaryProbe(rand.New(rand.NewPCG(25, 26)), 1<<17)
