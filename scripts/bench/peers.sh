@@ -15,9 +15,10 @@
 # backend at every size in turn, so that load from other processes spreads over all of them; the
 # table shows medians over the rounds of the train step (forward + backward + Adam, T×B16 and
 # T×B64) and of KV-cached sampling tokens/s at batch 16, each train step's share of the machine's
-# peak (its FLOPs, counted by graftrl bench for the model, per second against cores × clock × SIMD
-# FLOP/cycle, printed above the table with the CPU's model and SIMD width), and graftrl's fastest
-# path against the best peer as a speed ratio (>1: graftrl faster).
+# peak (its FLOPs, counted by graftrl bench for the model, per second against the peak graftrl
+# bench measures, printed above the table with its derivation, the CPU's model and SIMD width),
+# graftrl's fastest path against the best peer as a speed ratio (>1: graftrl faster), and below
+# the table every round's train steps, for the spread behind each median.
 #
 # Sizes (d_model/layers/heads, T = train length = max_len, d_ff 4·d_model, vocab 64):
 #   d64/2/4 T64, d128/4/4 T128, d256/6/8 T256.
@@ -211,7 +212,8 @@ graftrl = [p for p in labels if p in ("go", "xla")]
 med = statistics.median
 
 def runs(d, p):
-    return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(work, f"run-{d}-{p}-*.json")))]
+    files = glob.glob(os.path.join(work, f"run-{d}-{p}-*.json"))
+    return [json.load(open(f)) for f in sorted(files, key=lambda f: int(f.rsplit("-", 1)[1].split(".")[0]))]
 
 machine, load, capability = None, [], set()
 for f in glob.glob(os.path.join(work, "run-*.json")):
@@ -280,6 +282,16 @@ for d in sizes:
         for line in out:
             print(f"{'':<16s}   {line}")
     print()
+# Every round's train steps, in round order: how far the medians above can be trusted on a shared
+# machine, where a process's step can differ from the next one's by a third.
+print("train step per round, ms (B16 | B64):")
+for d in sizes:
+    for p, lab in labels.items():
+        rs = runs(d, p)
+        if rs:
+            per = [" ".join(f"{r['train'][i]['ms']:.1f}" for r in rs) for i in range(len(rs[0]["train"]))]
+            print(f"  d{d} {lab}: {' | '.join(per)}")
+print()
 if "xla" in labels:
     print("* graftrl bench samples with its host decoder on every backend: the xla:cpu row's sampling is that decoder too")
 if load:
