@@ -339,11 +339,12 @@ func (r *rhsPanels) release() {
 // A [k, n] rhs is packed into groups rather than read in place when its steps lie further apart
 // than a row of n values (a slice of a wider tensor, such as one head's values), the product has
 // at least packRows rows (the copy is one pass over the rhs, which the kernel reads once per four
-// rows: at 32 rows the d64 policy's train step measured 8 % slower) and the rhs at most packMaxRHS
-// values an example (larger ones are read from L2 in cache blocks anyway, and measured no faster
-// packed).
+// rows: at 32 rows the d64 policy's train step measured 8 % slower; d128's attention context, 128
+// rows of 32 columns whose steps lie 512 bytes apart, 65-69 GFLOP/s in place and 82-97 packed)
+// and the rhs at most packMaxRHS values an example (larger ones are read from L2 in cache blocks
+// anyway, and measured no faster packed).
 const (
-	packRows   = 256
+	packRows   = 128
 	packMaxRHS = 1 << 18
 	packStride = 4096
 )

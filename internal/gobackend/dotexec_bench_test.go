@@ -32,6 +32,8 @@ var policyDotCases = []execCase{
 	{"d128 down dW 512x128 k8192", []int{8192, 512}, []int{8192, 128}, []int{0}, nil, []int{0}, nil},
 	{"d256 up dW 256x1024 k4096", []int{4096, 256}, []int{4096, 1024}, []int{0}, nil, []int{0}, nil},
 	{"d256 down dW 1024x256 k4096", []int{4096, 1024}, []int{4096, 256}, []int{0}, nil, []int{0}, nil},
+	{"d128 attention context 256x128x32 k128", []int{64, 4, 128, 128}, []int{64, 128, 4, 32}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
+	{"d128 attention dP 256x128x128 k32", []int{64, 128, 4, 32}, []int{64, 128, 4, 32}, []int{3}, []int{0, 2}, []int{3}, []int{0, 2}},
 }
 
 // BenchmarkDotLM times the executor's product on lmDotCases with the shared worker pool and

@@ -299,6 +299,7 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 		{"eight columns, transposed lhs: operands swapped", []int{1030, 40}, []int{1030, 8}, []int{0}, nil, []int{0}, nil},
 		{"eight columns, batched, transposed lhs", []int{2, 70, 48}, []int{2, 70, 8}, []int{1}, []int{0}, []int{1}, []int{0}},
 		{"[k, n] rhs with gaps, packed into groups", []int{2, 300, 70}, []int{70, 2, 48}, []int{2}, []int{0}, []int{0}, []int{1}},
+		{"[k, n] rhs with gaps, 130 rows: packed", []int{2, 3, 130, 40}, []int{2, 40, 3, 32}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
 		{"[k, n] rhs packed, strided batches, a tail", []int{2, 3, 260, 33}, []int{2, 33, 3, 37}, []int{3}, []int{0, 1}, []int{1}, []int{0, 2}},
 		{"wide rhs 2 KB a step, transposed lhs: operands swapped", []int{1030, 32}, []int{1030, 528}, []int{0}, nil, []int{0}, nil},
 		{"wide rhs, 40 rows: not swapped", []int{300, 40}, []int{300, 528}, []int{0}, nil, []int{0}, nil},
