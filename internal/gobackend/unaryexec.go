@@ -67,12 +67,12 @@ const unaryGrain = 1 << 12
 // expFloat32 sets dst[i] = float32(math.Exp(float64(src[i]))), with the kernel where it applies.
 
 func expFloat32(dst, src []float32) {
-	runUnary(dst, src, kernels.ExpF32FMA, math.Exp)
+	kernels.Unary(dst, src, kernels.ExpF32FMA, math.Exp)
 }
 
 // tanhFloat32 sets dst[i] = float32(math.Tanh(float64(src[i]))), with the kernel where it applies.
 func tanhFloat32(dst, src []float32) {
-	runUnary(dst, src, kernels.TanhF32FMA, math.Tanh)
+	kernels.Unary(dst, src, kernels.TanhF32FMA, math.Tanh)
 }
 
 // sqrtFloat32 sets dst[i] = float32(math.Sqrt(float64(src[i]))), the Go backend's square root
@@ -102,7 +102,7 @@ func negFloat32(dst, src []float32) {
 // logisticFloat32 sets dst[i] = float32(logistic(float64(src[i]))), the Go backend's logistic
 // (SwiGLU's σ), with the kernel where it applies.
 func logisticFloat32(dst, src []float32) {
-	runUnary(dst, src, kernels.LogisticF32FMA, logistic)
+	kernels.Unary(dst, src, kernels.LogisticF32FMA, logistic)
 }
 
 // logistic is the Go backend's float64 logistic (execLogisticGeneric of gomlx v0.26.0):
@@ -113,22 +113,6 @@ func logistic(x float64) float64 {
 	}
 	e := math.Exp(x)
 	return e / (1 + e)
-}
-
-// runUnary applies kernel to dst and src from the start; where it stops (at a group of four it
-// leaves to math, or at the last < 4 values) those values are computed with scalar and the kernel
-// resumes after them.
-func runUnary(dst, src []float32, kernel func(dst, src *float32, n int) int, scalar func(float64) float64) {
-	n := len(src)
-	dst = dst[:n]
-	for i := 0; i < n; {
-		if n-i >= 4 {
-			i += kernel(&dst[i], &src[i], n-i)
-		}
-		for end := min(i+4, n); i < end; i++ {
-			dst[i] = float32(scalar(float64(src[i])))
-		}
-	}
 }
 
 // unaryExact is unaryKernelsMatchMath, run once: the unary executors and fusing both ask.

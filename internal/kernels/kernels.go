@@ -1,7 +1,8 @@
 // Package kernels holds graftrl's float32 compute kernels for the CPU: FMA matrix products over
 // 4-wide column panels (panels.go), the AVX-512 product over 16-column groups and its gather
 // (groups_amd64.s, with a bias and an add epilogue for the host decoder), element-wise arithmetic
-// (elementwise_amd64.s), Exp and Tanh bit-identical to Go's math package (unary_amd64.s), and the
+// (elementwise_amd64.s), Exp, Tanh and Logistic bit-identical to Go's math package
+// (unary_amd64.s; Unary runs one over a slice, math where the kernel leaves values), and the
 // host decoder's shifted exponential and GELU sixteen lanes wide (softexp_amd64.s), and one
 // attention head's scores and weighted values over a KV cache (attend_amd64.s). Each assembly
 // kernel has a Go declaration and, on other platforms or with the purego tag, a stub that is

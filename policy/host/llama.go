@@ -307,18 +307,26 @@ func (m *Llama) attendQuery(o, q, keys, vals []float32, kv, t int, scale float32
 }
 
 // swiGLURows replaces each of n rows' gate half of gu (rows of gate | up, each hidden wide) with
-// silu(gate)·up, the n·hidden values split across the worker pool (each is computed alone, so
-// the split changes nothing).
+// silu(gate)·up = gate / (1 + float32(e^−gate))·up, the n·hidden values split across the worker
+// pool (each is computed alone, so the split changes nothing). The exponentials run on the Exp
+// kernel, whose values are math.Exp's (kernels.Unary).
 func swiGLURows(gu []float32, n, hidden int) {
 	workers.ParallelRange(n*hidden, 512, 1, func(lo, hi int) {
+		scratch := workers.GetScratch(min(hi-lo, hidden))
+		defer workers.PutScratch(scratch)
 		for i := lo; i < hi; {
 			r, j := i/hidden, i%hidden // row r from its value j
 			end := min(hi, (r+1)*hidden)
 			e := end - r*hidden // to its value e
 			g := gu[r*2*hidden+j : r*2*hidden+e]
 			u := gu[(r*2+1)*hidden+j : (r*2+1)*hidden+e]
+			ex := (*scratch)[:len(g)]
 			for t, gi := range g {
-				g[t] = gi / (1 + float32(math.Exp(float64(-gi)))) * u[t]
+				ex[t] = -gi
+			}
+			kernels.Unary(ex, ex, kernels.ExpF32FMA, math.Exp)
+			for t, gi := range g {
+				g[t] = gi / (1 + ex[t]) * u[t]
 			}
 			i = end
 		}
