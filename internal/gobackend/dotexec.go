@@ -346,7 +346,6 @@ func (r *rhsPanels) release() {
 const (
 	packRows   = 128
 	packMaxRHS = 1 << 18
-	packStride = 4096
 )
 
 // packRHS lays out the rhs of dotFloat32 for its kernels (rhsPanels): read in place where its

@@ -285,10 +285,8 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, pos map[*si
 		}
 	}
 	for _, n := range chain { // a scalar on the left of Sub or Div is read as a fill, a spread input
-		if c := info[n]; c.op == fuseSub || c.op == fuseDiv {
-			if info[(*c.f.inputs)[0]].f.shape.Rank() == 0 {
-				spreads++
-			}
+		if scalarLeft(info[n], info) {
+			spreads++
 		}
 	}
 	if len(chain)+spreads < 2 {
@@ -327,9 +325,8 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, pos map[*si
 		switch {
 		case c.op > fuseDiv:
 			in = fuseInstr{op: c.op, a: operand(ins[0])}
-		case (c.op == fuseSub || c.op == fuseDiv) && info[ins[0]].f.shape.Rank() == 0:
-			// s − x, s / x: the scalar spread over each block (a fill), as the kernels take a
-			// scalar on the right only
+		case scalarLeft(c, info):
+			// the scalar spread over each block (a fill)
 			inputs = append(inputs, ins[0])
 			prog.inputs = append(prog.inputs, fuseInput{broadcast: true})
 			in = fuseInstr{op: c.op, a: len(inputs) - 1, b: operand(ins[1])}
@@ -351,6 +348,12 @@ func fuseAt(root *simplego.Node, info map[*simplego.Node]*chainNode, pos map[*si
 	*f.opType = fusedOp
 	*f.data = prog
 	return true
+}
+
+// scalarLeft reports whether c is a Sub or Div of a scalar by a tensor (s − x, s / x), whose
+// scalar a chain reads as a fill: the kernels take a scalar on the right only.
+func scalarLeft(c *chainNode, info map[*simplego.Node]*chainNode) bool {
+	return (c.op == fuseSub || c.op == fuseDiv) && info[(*c.f.inputs)[0]].f.shape.Rank() == 0
 }
 
 // assignSlots gives every value of a program but the last a scratch block, reusing the block of
@@ -410,7 +413,7 @@ func fuseProblem() error {
 	if reflect.ValueOf(simplegoNodeExecutors[fusedOp]).Pointer() != reflect.ValueOf(execFused).Pointer() {
 		return fmt.Errorf("op %s already has an executor in the Go backend", fusedOp)
 	}
-	if haveUnaryKernels && !unaryExact() {
+	if haveUnaryKernels && !kernels.UnaryExact() {
 		return errors.New("the Exp and Tanh kernels do not give math's values")
 	}
 	if _, err := nodeOffsets(); err != nil {
@@ -514,9 +517,7 @@ func runFusedBlock(prog *fusedProgram, in [][]float32, out, scratch []float32, s
 		a := operand(ins.a)
 		switch ins.op {
 		case fuseNeg:
-			for j, x := range a[:m] {
-				dst[j] = -x
-			}
+			negFloat32(dst, a)
 		case fuseExp:
 			expFloat32(dst, a)
 		case fuseTanh:

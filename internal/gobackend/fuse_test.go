@@ -221,9 +221,13 @@ func TestFuseBroadcasts(t *testing.T) {
 // for the last time, and that either way the values are the unfused graph's, bit for bit.
 func TestFuseGraphChains(t *testing.T) {
 	plain := unfusedForFusing(t)
-	const n = 3000
-	for _, alsoOut := range []bool{false, true} {
-		// t = tanh(x·y); out = (y − t·t)·x + t, and t itself as a second output when alsoOut.
+	for _, tc := range []struct {
+		n       int
+		alsoOut bool
+	}{{513, false}, {514, false}, {515, false}, {3000, false}, {3000, true}} {
+		n, alsoOut := tc.n, tc.alsoOut
+		// t = tanh(x·y); out = (y − t·t)·x + t, and t itself as a second output when alsoOut; at
+		// sizes that leave a last block of 1, 2, 3 and 440 values.
 		build := func(b backends.Builder) []backends.Op {
 			must := mustOp(t)
 			s := shapes.Make(dtypes.Float32, n)
@@ -256,7 +260,7 @@ func TestFuseGraphChains(t *testing.T) {
 			wantSlots = [][]int{{0, 0, 0, -1}, {0, -1}}
 		}
 		if fmt.Sprint(progs) != fmt.Sprint(want) || fmt.Sprint(slots) != fmt.Sprint(wantSlots) {
-			t.Fatalf("t also an output %v: fused %q slots %v, want %q slots %v", alsoOut, progs, slots, want, wantSlots)
+			t.Fatalf("n %d, t also an output %v: fused %q slots %v, want %q slots %v", n, alsoOut, progs, slots, want, wantSlots)
 		}
 		rng := rand.New(rand.NewPCG(25, 26))
 		x, y := make([]float32, n), make([]float32, n)
@@ -266,17 +270,25 @@ func TestFuseGraphChains(t *testing.T) {
 		got := runFusedAndUnfused(t, plain, bld, outputs, build, x, y)
 		th := float32(math.Tanh(float64(x[5] * y[5])))
 		if w := (y[5]-th*th)*x[5] + th; got[0][5] != w {
-			t.Fatalf("t also an output %v: value 5 is %v, by hand %v", alsoOut, got[0][5], w)
+			t.Fatalf("n %d, t also an output %v: value 5 is %v, by hand %v", n, alsoOut, got[0][5], w)
 		}
 	}
 }
 
 // TestFuseScalarLeft checks that Sub and Div with a scalar on the left join chains, the scalar
 // read as a fill (the kernels take scalars on the right only), also as a chain of one op, and
-// compute the unfused graph's values bit for bit.
+// compute the unfused graph's values bit for bit, at sizes leaving a last block of 1, 2, 3 and
+// 440 values.
 func TestFuseScalarLeft(t *testing.T) {
 	plain := unfusedForFusing(t)
-	const n = 3000
+	for _, n := range []int{513, 514, 515, 3000} {
+		checkFuseScalarLeft(t, plain, n)
+	}
+}
+
+// checkFuseScalarLeft is TestFuseScalarLeft on parameters of n values.
+func checkFuseScalarLeft(t *testing.T, plain backends.Backend, n int) {
+	t.Helper()
 	// out0 = 3 / (1 − x·y), out1 = 2 − x
 	build := func(b backends.Builder) []backends.Op {
 		must := mustOp(t)

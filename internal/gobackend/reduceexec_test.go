@@ -33,6 +33,9 @@ func TestReduceExecutors(t *testing.T) {
 		{[]int{40, 1000}, []int{1}},
 		{[]int{4100, 13}, []int{1}}, // eight rows at a time, and rows left over
 		{[]int{3, 4, 64}, []int{2}},
+		{[]int{9, 5}, []int{1}}, // one, two and three rows after the eight
+		{[]int{10, 7}, []int{1}},
+		{[]int{11, 3}, []int{1}},
 		{[]int{1030, 37}, []int{0}},
 		{[]int{30, 40, 50}, []int{0, 1}},
 	}

@@ -2,7 +2,6 @@ package gobackend
 
 import (
 	"math"
-	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
@@ -27,7 +26,7 @@ func installUnary() {
 	overrideExecutor(backends.OpTypeNeg, func(b *simplego.Backend, _ *simplego.Node, in []*simplego.Buffer, owned []bool) (*simplego.Buffer, bool) {
 		return execUnaryFloat32(b, in, owned, negFloat32)
 	})
-	if !haveUnaryKernels || !unaryExact() {
+	if !kernels.UnaryExact() {
 		return
 	}
 	for op, f := range map[backends.OpType]func(dst, src []float32){
@@ -99,49 +98,8 @@ func negFloat32(dst, src []float32) {
 	}
 }
 
-// logisticFloat32 sets dst[i] = float32(logistic(float64(src[i]))), the Go backend's logistic
+// logisticFloat32 sets dst[i] = float32(kernels.Logistic(float64(src[i]))), the Go backend's logistic
 // (SwiGLU's σ), with the kernel where it applies.
 func logisticFloat32(dst, src []float32) {
-	kernels.Unary(dst, src, kernels.LogisticF32FMA, logistic)
-}
-
-// logistic is the Go backend's float64 logistic (execLogisticGeneric of gomlx v0.26.0):
-// 1/(1+e^−x) for x ≥ 0, e^x/(1+e^x) below.
-func logistic(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
-// unaryExact is unaryKernelsMatchMath, run once: the unary executors and fusing both ask.
-var unaryExact = sync.OnceValue(unaryKernelsMatchMath)
-
-// unaryKernelsMatchMath runs the three kernels on values that reach every branch of math.Exp,
-// math.Tanh and logistic (and the kernels' range limits) and reports whether every result equals
-// math's.
-func unaryKernelsMatchMath() bool {
-	var probe []float32
-	for _, v := range []float64{0, 1e-30, 1e-7, 0.1, 0.5, 0.624, 0.625, 0.626, 1, 2, 10, 44, 44.02, 45,
-		87, 88.7, 89, 100, 103.9, 104, 150, 699, 700, 701, 745, 1e30} {
-		probe = append(probe, float32(v), float32(-v))
-	}
-	probe = append(probe, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.SmallestNonzeroFloat32)
-	for i := range 4096 {
-		probe = append(probe, float32(i-2048)/64)
-	}
-	got := make([]float32, len(probe))
-	for _, k := range []struct {
-		f    func(dst, src []float32)
-		math func(float64) float64
-	}{{expFloat32, math.Exp}, {tanhFloat32, math.Tanh}, {logisticFloat32, logistic}} {
-		k.f(got, probe)
-		for i, x := range probe {
-			if w := float32(k.math(float64(x))); math.Float32bits(got[i]) != math.Float32bits(w) {
-				return false
-			}
-		}
-	}
-	return true
+	kernels.Unary(dst, src, kernels.LogisticF32FMA, kernels.Logistic)
 }
