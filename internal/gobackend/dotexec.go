@@ -17,9 +17,9 @@ import (
 // The Go backend spent three quarters of a training step in DotGeneral (pprof at the quickstart
 // shape): it normalises both operands, copies them into 32×32 blocks and multiplies those with a
 // generic Go loop, ~9 GFLOP/s on the two build-machine cores. The executor registered below
-// computes float32 DotGenerals with graftrl's FMA kernels instead: with AVX-512 sixteen output
-// columns at a time by a kernel that reads operands of any strides (internal/kernels/groups_amd64.s), the
-// remaining columns (all of them without AVX-512) by the 4-wide panel kernel of the host path
+// computes float32 DotGenerals with graftrl's FMA kernels instead: sixteen output columns at a
+// time by a kernel that reads operands of any strides (kernels.MatmulGroups: AVX-512, or two
+// 8-lane halves on AVX2), the remaining columns by the 4-wide panel kernel of the host path
 // (internal/kernels/panels.go). Operands are read where they lie whenever their free axes and their
 // contracting axes each collapse to one stride (operandLayout) that the kernel reading them
 // takes, and are copied to a canonical order otherwise. Both kernels compute each output with the
@@ -203,6 +203,8 @@ const (
 	dotRowBytes   = 256 << 10
 	dotPartMax    = 1024
 	dotPart       = 256
+	// fmaPartMax is dotPartMax for the FMA kernel (no AVX-512) reading w in place.
+	fmaPartMax = 384
 	// dotUnblocked is the most rhs values a product runs unblocked with: an rhs that fits in L2
 	// stays there without blocks, and the d64 policy's weight gradients measured slower cut up.
 	dotUnblocked = 1 << 18
@@ -222,13 +224,22 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 	// GFLOP/s read in place, 175-195 copied; the d64 policy's small weight gradients, 1 KB a
 	// step and less, measured slower copied).
 	copyLHS := rs < is && is >= copyStride && n > 4
-	if k <= dotPartMax && 16*ng*k <= dotUnblocked && !copyLHS {
+	partMax := dotPartMax
+	if !useAVX512 && n > 3 && ws > 16 {
+		// The FMA kernel takes three rows a block, each step's 16 columns of w for six
+		// multiply-adds. Read in place a row of a wider matrix apart, a group's steps fold into
+		// a few sets of the L1 cache and come from L2 for every block of rows: long sums go in
+		// parts (d64's MLP weight gradients, 1,024 steps 1 KB apart: 50 → 70 GFLOP/s; products
+		// of packed groups measured slower in parts).
+		partMax = fmaPartMax
+	}
+	if k <= partMax && 16*ng*k <= dotUnblocked && !copyLHS {
 		kernels.MatmulGroups(out, ldo, x, rs, is, n, k, w, ws, gs, ng, nil, kernels.EpiStore)
 		return
 	}
 	kb := k
 	var odd []float32
-	if k > dotPartMax {
+	if k > partMax {
 		kb = dotPart
 		t := workers.GetScratch((n-1)*ldo + 16*ng)
 		defer workers.PutScratch(t)
@@ -290,7 +301,7 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 // multiple of 16, so that no column of the swapped product falls in a lone panel, which keeps
 // one chain).
 func swapOperands(lhsDims, lhsBatch, lhsContracting, rhsDims, rhsBatch, rhsContracting []int, m, n int) bool {
-	if !useAVX512 || m%16 != 0 || m == 0 {
+	if !useGroups || m%16 != 0 || m == 0 {
 		return false
 	}
 	lo, ok := layoutOf(lhsDims, lhsBatch, lhsContracting)
@@ -309,8 +320,8 @@ func swapOperands(lhsDims, lhsBatch, lhsContracting, rhsDims, rhsBatch, rhsContr
 const swapStride = 512
 
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
-// AVX-512 its first ng groups of 16 columns (panels 4g..4g+3) go to the 16-lane kernel: read in
-// place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
+// the groups kernel (kernels.HasGroups) its first ng groups of 16 columns (panels 4g..4g+3) go
+// to it: read in place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
 // unless its steps lie apart in a product where packRows and packMaxRHS say a copy pays, else
 // packed into panels (packGroupsNK, or a copy of each step's 16 values for a [k, n] rhs): read
 // in place, a step's values may lie a whole wider row apart, often at a multiple of 256 bytes,
@@ -365,7 +376,7 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n
 	}
 	ng, ws, gs := 0, 16, 16*k
 	gw := make([][]float32, batch)
-	if useAVX512 && k > 0 {
+	if useGroups && k > 0 {
 		if kn {
 			ng = n / 16
 		} else {

@@ -4,15 +4,18 @@ package gobackend
 
 import "testing"
 
-// TestDotFloat32WithoutAVX512 checks the AVX2 path (the 4-wide panel kernel for every column)
-// the way TestDotFloat32ReadsInPlace checks the AVX-512 one, so that both are tested whichever CPU
-// runs the tests.
+// TestDotFloat32WithoutAVX512 checks the AVX2 path (groups packed without the AVX-512 gather)
+// and the panel kernel alone for every column (no groups kernel) the way
+// TestDotFloat32ReadsInPlace checks the default one, so that all are tested whichever CPU runs
+// the tests.
 func TestDotFloat32WithoutAVX512(t *testing.T) {
 	if !useFMA {
 		t.Skip("no FMA on this machine: the Go loops run")
 	}
-	saved := useAVX512
+	savedWide, savedGroups := useAVX512, useGroups
+	defer func() { useAVX512, useGroups = savedWide, savedGroups }()
 	useAVX512 = false
-	defer func() { useAVX512 = saved }()
-	checkDotReadsInPlace(t)
+	t.Run("groups", checkDotReadsInPlace)
+	useGroups = false
+	t.Run("panels", checkDotReadsInPlace)
 }

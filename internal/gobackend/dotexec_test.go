@@ -284,8 +284,8 @@ func TestDotGeneralExecutorInstalled(t *testing.T) {
 // matmulGroupsBlocked — several blocks of rows and of groups, sums in parts of dotPart steps with
 // an odd last part, transposed lhs blocks copied before use — against dotCanonical bit for bit.
 func TestDotFloat32BlockedBitExact(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 kernel on this CPU: the panels run without blocks")
+	if !useGroups {
+		t.Skip("no groups kernel on this CPU: the panels run without blocks")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []execCase{
@@ -314,8 +314,8 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 // TestSwapOperands pins which weight gradients swapOperands swaps (TestDotFloat32BlockedBitExact
 // checks that swapped products keep their values bit for bit).
 func TestSwapOperands(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 kernel on this CPU: nothing is swapped")
+	if !useGroups {
+		t.Skip("no groups kernel on this CPU: nothing is swapped")
 	}
 	for _, c := range []struct {
 		tc   execCase

@@ -27,6 +27,7 @@ import (
 var (
 	useFMA           = kernels.HasFMA()
 	useAVX512        = kernels.HasAVX512()
+	useGroups        = kernels.HasGroups()
 	useAVX           = kernels.HasAVX()
 	haveUnaryKernels = kernels.HasUnaryKernels()
 )

@@ -1,14 +1,23 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // MatmulGroups computes, for each of n rows r (row r's value at step i is x[r·rs + i·is]) and
 // each of ng groups of 16 columns of w (column 16g+c's value at step i is w[g·gs + i·ws + c]),
 // bias[16g+c] + Σ_i x·w (no bias when bias is nil) with the arithmetic of MatmulPanels on the same
 // columns as two pairs of panels, and applies the epilogue (EpiStore or EpiAdd) to
-// out[r·ldo + 16g + c], on the AVX-512 kernel of groups_amd64.s after the bounds checks (callers
-// check HasAVX512).
+// out[r·ldo + 16g + c], after the bounds checks, on the AVX-512 kernel of groups_amd64.s or, on
+// a CPU without AVX-512, the 8-lane FMA kernel of groups_fma_amd64.s, which gives the same bits
+// (callers check HasGroups).
 func MatmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int) {
+	matmulGroupsOn(useAVX512, out, ldo, x, rs, is, n, k, w, ws, gs, ng, bias, epi)
+}
+
+// matmulGroupsOn is MatmulGroups on the AVX-512 kernel (wide) or the FMA kernel.
+func matmulGroupsOn(wide bool, out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int) {
 	if n <= 0 || ng <= 0 {
 		return
 	}
@@ -17,7 +26,7 @@ func MatmulGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []flo
 	if bias != nil {
 		bp = &bias[0]
 	}
-	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, nil, 0, 0)
+	matmulGroups(wide, &out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, nil, 0, 0)
 }
 
 // GroupsPart says which part of a long sum a call of MatmulGroupsPart computes.
@@ -36,6 +45,11 @@ type GroupsPart struct {
 // but the first resumes them. The bias enters in the first part. Parts keep their sums in out, so
 // the epilogue of a sum in several parts is EpiStore.
 func MatmulGroupsPart(out, odd []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int, part GroupsPart) {
+	matmulGroupsPartOn(useAVX512, out, odd, ldo, x, rs, is, n, k, w, ws, gs, ng, bias, epi, part)
+}
+
+// matmulGroupsPartOn is MatmulGroupsPart on the AVX-512 kernel (wide) or the FMA kernel.
+func matmulGroupsPartOn(wide bool, out, odd []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int, part GroupsPart) {
 	if n <= 0 || ng <= 0 {
 		return
 	}
@@ -58,8 +72,35 @@ func MatmulGroupsPart(out, odd []float32, ldo int, x []float32, rs, is, n, k int
 	if part.Split {
 		split = 1
 	}
-	matmulGroupsAVX512(&out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, op, resume, split)
+	matmulGroups(wide, &out[0], ldo, &x[0], rs, is, n, k, &w[0], ws, gs, ng, bp, epi, op, resume, split)
 }
+
+// matmulGroups runs the AVX-512 kernel (wide) or the FMA kernel.
+func matmulGroups(wide bool, out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int, odd *float32, resume, split int) {
+	if wide {
+		matmulGroupsAVX512(out, ldo, x, rs, is, n, k, w, ws, gs, ng, bias, add, odd, resume, split)
+		return
+	}
+	// Blocks of groups whose k steps of w fit in L1 (fmaGroupBytes) over all the rows: the block
+	// stays in L1 while the blocks of three rows pass (one call over all the groups would fetch
+	// every group's w again, from L2, for each block of rows).
+	gb := max(1, fmaGroupBytes/(64*k))
+	for g := 0; g < ng; g += gb {
+		o := unsafe.Add(unsafe.Pointer(out), 64*g)
+		var b, od unsafe.Pointer
+		if bias != nil {
+			b = unsafe.Add(unsafe.Pointer(bias), 64*g)
+		}
+		if odd != nil {
+			od = unsafe.Add(unsafe.Pointer(odd), 64*g)
+		}
+		wg := (*float32)(unsafe.Add(unsafe.Pointer(w), 4*g*gs))
+		matmulGroupsFMA((*float32)(o), ldo, x, rs, is, n, k, wg, ws, gs, min(gb, ng-g), (*float32)(b), add, (*float32)(od), resume, split)
+	}
+}
+
+// fmaGroupBytes is the most bytes of w a call of the FMA kernel is given (half of a 32 KB L1).
+const fmaGroupBytes = 16 << 10
 
 // checkGroups panics unless MatmulGroups' operands hold every value its arguments reach.
 func checkGroups(out []float32, ldo int, x []float32, rs, is, n, k int, w []float32, ws, gs, ng int, bias []float32, epi int) {

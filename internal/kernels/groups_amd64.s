@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "groups_amd64.h"
 
 // ZERO4 clears four sums.
 #define ZERO4(A, B, C, D) \
@@ -21,13 +22,6 @@
 	VMOVAPS A, B; \
 	VMOVAPS A, C; \
 	VMOVAPS A, D
-
-// BIASNEXT moves biasg on by N bytes (to the next group) unless it is nil. Clobbers AX.
-#define BIASNEXT(N) \
-	MOVQ  biasg-72(SP), AX; \
-	TESTQ AX, AX; \
-	JEQ   2(PC); \
-	ADDQ  N, biasg-72(SP)
 
 // ADDOUT adds the value stored at M to the sum S when the epilogue is add (add ≠ 0).
 #define ADDOUT(M, S) \
@@ -131,37 +125,7 @@
 // even-step sums, Z4–Z7 = odd-step sums; Z8, Z9 = w at steps i, i+1; for a pair of groups also
 // R15 = w at step i of group g+1, Z10–Z17 its sums, Z18, Z19 its w, Z20–Z27 the broadcast x.
 TEXT ·matmulGroupsAVX512(SB), NOSPLIT, $80-128
-	MOVQ n+40(FP), AX
-	TESTQ AX, AX
-	JEQ done
-	MOVQ AX, rem-8(SP)
-	MOVQ ng+80(FP), AX
-	TESTQ AX, AX
-	JEQ done
-	MOVQ ldo+8(FP), AX
-	SHLQ $2, AX
-	MOVQ AX, ldob-16(SP)
-	MOVQ rs+24(FP), AX
-	SHLQ $2, AX
-	MOVQ AX, rsb-24(SP)
-	MOVQ is+32(FP), AX
-	SHLQ $2, AX
-	MOVQ AX, isb-32(SP)
-	SHLQ $1, AX
-	MOVQ AX, isb2-64(SP)
-	MOVQ ws+64(FP), R12
-	SHLQ $2, R12
-	MOVQ gs+72(FP), AX
-	SHLQ $2, AX
-	MOVQ AX, gsb-40(SP)
-	MOVQ k+48(FP), AX
-	SHRQ $1, AX
-	MOVQ AX, pairs-48(SP)
-	MOVQ x+16(FP), SI
-	MOVQ out+0(FP), DI
-	MOVQ odd+104(FP), AX
-	SUBQ DI, AX
-	MOVQ AX, oddd-80(SP) // odd − out in bytes
+	GROUPSARGS(done)
 
 block:
 	MOVQ rem-8(SP), AX
@@ -171,12 +135,7 @@ block:
 	LEAQ (SI)(AX*1), BX
 	LEAQ (BX)(AX*1), R8
 	LEAQ (R8)(AX*1), R9
-	MOVQ DI, R14
-	MOVQ ng+80(FP), CX
-	MOVQ w+56(FP), AX
-	MOVQ AX, wg-56(SP)
-	MOVQ bias+88(FP), AX
-	MOVQ AX, biasg-72(SP)
+	GROUPSROWS
 
 group4:
 	CMPQ CX, $2
@@ -329,12 +288,7 @@ split4:
 	SPLIT4(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
 
 next4:
-	ADDQ $64, R14
-	BIASNEXT($64)
-	MOVQ gsb-40(SP), AX
-	ADDQ AX, wg-56(SP)
-	DECQ CX
-	JNZ group4
+	GROUPNEXT(group4)
 
 nextblock:
 	MOVQ rsb-24(SP), AX
@@ -348,12 +302,7 @@ single:
 	MOVQ rem-8(SP), AX
 	TESTQ AX, AX
 	JEQ done
-	MOVQ DI, R14
-	MOVQ ng+80(FP), CX
-	MOVQ w+56(FP), AX
-	MOVQ AX, wg-56(SP)
-	MOVQ bias+88(FP), AX
-	MOVQ AX, biasg-72(SP)
+	GROUPSROWS
 
 group1:
 	MOVQ wg-56(SP), R13
@@ -411,12 +360,7 @@ split1:
 	VMOVUPS Z4, (R14)(AX*1)
 
 next1:
-	ADDQ $64, R14
-	BIASNEXT($64)
-	MOVQ gsb-40(SP), AX
-	ADDQ AX, wg-56(SP)
-	DECQ CX
-	JNZ group1
+	GROUPNEXT(group1)
 
 	MOVQ rsb-24(SP), AX
 	ADDQ AX, SI

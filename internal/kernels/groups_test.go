@@ -11,12 +11,30 @@ import (
 // depend on it): row counts on both sides of the blocks of four, odd and even k, one to three
 // groups (odd group counts take the one-group path), row strides wider than k, and no bias.
 func TestMatmulGroupsMatchesPanels(t *testing.T) {
-	if !HasAVX512() {
-		t.Skip("no AVX-512 kernel on this CPU")
+	for _, wide := range groupKernels(t) {
+		testMatmulGroupsMatchesPanels(t, wide)
 	}
+}
+
+// groupKernels lists the groups kernels this CPU runs (wide: AVX-512), skipping t where none.
+func groupKernels(t *testing.T) []bool {
+	var kinds []bool
+	if HasGroups() {
+		kinds = append(kinds, false)
+	}
+	if HasAVX512() {
+		kinds = append(kinds, true)
+	}
+	if len(kinds) == 0 {
+		t.Skip("no groups kernel on this CPU")
+	}
+	return kinds
+}
+
+func testMatmulGroupsMatchesPanels(t *testing.T, wide bool) {
 	randoms := normals(rand.New(rand.NewPCG(8, 9)))
-	for _, n := range []int{1, 3, 4, 5, 9} {
-		for _, k := range []int{1, 2, 7, 16, 33, 64} {
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
+		for _, k := range []int{1, 2, 7, 16, 33, 64, 300} {
 			for _, ng := range []int{1, 2, 3} {
 				m := 16 * ng
 				ldx := k + 3
@@ -37,11 +55,11 @@ func TestMatmulGroupsMatchesPanels(t *testing.T) {
 						}
 						MatmulPanels(want, m, x, ldx, n, k, panels, k, m/4, pb, epi)
 						got := append([]float32(nil), start...)
-						MatmulGroups(got, m, x, ldx, 1, n, k, w, m, 16, ng, bias, epi)
+						matmulGroupsOn(wide, got, m, x, ldx, 1, n, k, w, m, 16, ng, bias, epi)
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("n %d k %d groups %d bias %v epi %d: out[%d] = %g, panels %g",
-									n, k, ng, withBias, epi, i, got[i], want[i])
+								t.Fatalf("AVX-512 %v, n %d k %d groups %d bias %v epi %d: out[%d] = %g, panels %g",
+									wide, n, k, ng, withBias, epi, i, got[i], want[i])
 							}
 						}
 					}
@@ -56,9 +74,12 @@ func TestMatmulGroupsMatchesPanels(t *testing.T) {
 // on every path of the kernel (blocks of four rows and single rows, pairs of groups and a lone
 // group).
 func TestMatmulGroupsPartsMatchWhole(t *testing.T) {
-	if !HasAVX512() {
-		t.Skip("no AVX-512 kernel on this CPU")
+	for _, wide := range groupKernels(t) {
+		testMatmulGroupsPartsMatchWhole(t, wide)
 	}
+}
+
+func testMatmulGroupsPartsMatchWhole(t *testing.T, wide bool) {
 	randoms := normals(rand.New(rand.NewPCG(10, 11)))
 	for _, n := range []int{1, 2, 3, 4, 6, 7, 9} {
 		for _, parts := range [][]int{{2, 1}, {4, 4}, {6, 2, 9}, {2, 2, 2, 2, 2, 3}, {32, 32, 32}} {
@@ -73,20 +94,20 @@ func TestMatmulGroupsPartsMatchWhole(t *testing.T) {
 				for _, bias := range [][]float32{b, nil} {
 					start := randoms(n * ldo)
 					want := append([]float32(nil), start...)
-					MatmulGroups(want, ldo, x, k, 1, n, k, w, m, 16, ng, bias, EpiStore)
+					matmulGroupsOn(wide, want, ldo, x, k, 1, n, k, w, m, 16, ng, bias, EpiStore)
 					got := append([]float32(nil), start...)
 					odd := make([]float32, n*ldo)
 					k0 := 0
 					for i, p := range parts {
 						part := GroupsPart{Resume: i > 0, Split: i < len(parts)-1}
-						MatmulGroupsPart(got, odd, ldo, x[k0:], k, 1, n, p, w[k0*m:], m, 16, ng, bias, EpiStore, part)
+						matmulGroupsPartOn(wide, got, odd, ldo, x[k0:], k, 1, n, p, w[k0*m:], m, 16, ng, bias, EpiStore, part)
 						k0 += p
 					}
 					for r := range n {
 						for c := range m {
 							if i := r*ldo + c; math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("n %d parts %v groups %d bias %v: out[%d][%d] = %g, at once %g",
-									n, parts, ng, bias != nil, r, c, got[i], want[i])
+								t.Fatalf("AVX-512 %v, n %d parts %v groups %d bias %v: out[%d][%d] = %g, at once %g",
+									wide, n, parts, ng, bias != nil, r, c, got[i], want[i])
 							}
 						}
 					}

@@ -14,7 +14,12 @@ package kernels
 // HasFMA reports whether MatmulPanels runs its FMA kernel (AVX with FMA3, enabled by the OS).
 func HasFMA() bool { return useFMA }
 
-// HasAVX512 reports whether MatmulGroups and GatherF32AVX512 can run (AVX-512F besides FMA).
+// HasGroups reports whether MatmulGroups can run: on its AVX-512 kernel, or on its 8-lane FMA
+// kernel where the CPU has FMA but no AVX-512.
+func HasGroups() bool { return useFMA }
+
+// HasAVX512 reports whether GatherF32AVX512 can run and MatmulGroups runs sixteen lanes wide
+// (AVX-512F besides FMA).
 func HasAVX512() bool { return useAVX512 }
 
 // HasAVX reports whether the element-wise kernels (MulF32AVX … FillF32AVX) can run.

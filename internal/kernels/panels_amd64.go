@@ -22,6 +22,12 @@ var useAVX512 = useFMA && cpu.X86.HasAVX512F
 //go:noescape
 func matmulGroupsAVX512(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int, odd *float32, resume, split int)
 
+// matmulGroupsFMA is the 8-lane kernel of groups_fma_amd64.s (AVX with FMA3): MatmulGroups
+// where the CPU has no AVX-512, bit for bit the same sums.
+//
+//go:noescape
+func matmulGroupsFMA(out *float32, ldo int, x *float32, rs, is, n, k int, w *float32, ws, gs, ng int, bias *float32, add int, odd *float32, resume, split int)
+
 // GatherF32AVX512 is the gather of groups_amd64.s; see broadcastRows and packGroupsNK in internal/gobackend.
 //
 //go:noescape

@@ -16,6 +16,10 @@ func matmulGroupsAVX512(*float32, int, *float32, int, int, int, int, *float32, i
 	panic("kernels: no AVX-512 kernel on this platform")
 }
 
+func matmulGroupsFMA(*float32, int, *float32, int, int, int, int, *float32, int, int, int, *float32, int, *float32, int, int) {
+	panic("kernels: no FMA kernel on this platform")
+}
+
 // GatherF32AVX512 is a stub: HasAVX512 is false here.
 func GatherF32AVX512(*float32, *float32, *int32, int, int) {
 	panic("kernels: no AVX-512 kernel on this platform")

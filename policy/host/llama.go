@@ -36,7 +36,7 @@ type llamaLayer struct {
 	down              panels // [Hidden, DModel]
 }
 
-// panels is a k × 4·np matrix. Where the CPU runs the 16-lane kernel (kernels.HasAVX512), its
+// panels is a k × 4·np matrix. Where the CPU runs the groups kernel (kernels.HasGroups), its
 // first 16·ng columns (ng = ⌊np/4⌋) are ng blocks of k × 16 values for kernels.MatmulGroups and
 // the other np − 4·ng panels are kernels.MatmulPanels' 4-wide column panels; otherwise every
 // column is in the panels. The two kernels give the same sums bit for bit, so the layout
@@ -45,7 +45,15 @@ type panels struct {
 	g         []float32    // [ng][k][16]
 	p         [][4]float32 // [np − 4·ng][k][4]
 	k, np, ng int
+	// part, when not 0, is the number of steps of the parts in which mul sums over more than
+	// three rows (kernels.MatmulGroupsPart; the same sums bit for bit): set where the groups
+	// kernel is the 8-lane one, which takes three rows a block and must find a group's weights
+	// in L1 for each block, and k is long enough (SmolLM2's 576 steps are 36 KB a group).
+	part int
 }
+
+// groupPart is panels.part on CPUs without AVX-512: 256 steps, a group's 16 KB of weights.
+const groupPart = 256
 
 // packT packs the transposes of row-major [out_j, k] matrices side by side into one k × Σout_j
 // matrix, so that x·packed gives the products of all of them (each out_j a multiple of 4):
@@ -57,8 +65,11 @@ func packT(k int, ws ...[]float32) panels {
 		cols += len(w) / k
 	}
 	m := panels{k: k, np: roundUp4(cols) / 4}
-	if kernels.HasAVX512() {
+	if kernels.HasGroups() {
 		m.ng = m.np / 4
+	}
+	if kernels.HasGroups() && !kernels.HasAVX512() && k > 3*groupPart/2 {
+		m.part = groupPart
 	}
 	m.g = make([]float32, m.ng*k*16)
 	m.p = make([][4]float32, (m.np-4*m.ng)*k)
@@ -91,7 +102,17 @@ func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []fl
 		// Two blocks a kernel call: x's broadcasts serve both, and their k × 32 weights stay
 		// in cache while the kernel's blocks of four rows pass.
 		grain := max(2, 65536/(16*m.k*max(1, n)))
+		parts := m.part > 0 && n > 3
 		workers.ParallelRange(m.ng, grain, 2, func(lo, hi int) {
+			if parts {
+				t := workers.GetScratch(2 * 32 * n)
+				defer workers.PutScratch(t)
+				sums, odd := (*t)[:32*n], (*t)[32*n:]
+				for b := lo; b < hi; b += 2 {
+					m.mulParts(out[16*b:], ldo, x, ldx, n, b, min(2, hi-b), sums, odd, epi)
+				}
+				return
+			}
 			for b := lo; b < hi; b += 2 {
 				w := min(2, hi-b)
 				kernels.MatmulGroups(out[16*b:], ldo, x, ldx, 1, n, m.k, m.g[b*16*m.k:], 16, 16*m.k, w, nil, epi)
@@ -109,6 +130,29 @@ func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []fl
 	workers.ParallelRange(np, grain, 2, func(lo, hi int) {
 		kernels.MatmulPanels(out[c0+4*lo:], ldo, x, ldx, n, m.k, m.p[lo*m.k:], m.k, hi-lo, zeros, epi)
 	})
+}
+
+// mulParts is one call of mul's groups loop, blocks b to b+w−1, summed in parts of m.part steps
+// into sums (with the odd-step chains in odd, both 16·w values a row) and then stored to or
+// added to out: bit for bit what kernels.MatmulGroups gives over all the steps at once (the add
+// epilogue is the same one addition, the stored value added to the two chains' sum).
+func (m *panels) mulParts(out []float32, ldo int, x []float32, ldx, n, b, w int, sums, odd []float32, epi int) {
+	ld := 16 * w
+	for k0 := 0; k0 < m.k; k0 += m.part {
+		kk := min(m.part, m.k-k0)
+		part := kernels.GroupsPart{Resume: k0 > 0, Split: k0+kk < m.k}
+		kernels.MatmulGroupsPart(sums, odd, ld, x[k0:], ldx, 1, n, kk, m.g[b*16*m.k+16*k0:], 16, 16*m.k, w, nil, kernels.EpiStore, part)
+	}
+	for r := range n {
+		o, s := out[r*ldo:r*ldo+ld], sums[r*ld:(r+1)*ld]
+		if epi == kernels.EpiAdd {
+			for c, v := range s {
+				o[c] = v + o[c]
+			}
+			continue
+		}
+		copy(o, s)
+	}
 }
 
 // NewLlama builds the decoder of architecture c from w, checking every length.

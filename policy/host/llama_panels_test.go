@@ -11,16 +11,26 @@ import (
 
 // TestPanelsGroupedMatchPanels checks the Llama's matrix layout against kernels.MatmulPanels
 // over all columns in 4-wide panels, bit for bit, for both epilogues: products of k = 37 rows
-// (odd, so the kernels' step pairs leave one) by 72 columns (4 blocks of 16 on the 16-lane
+// (odd, so the kernels' step pairs leave one) by 72 columns (4 blocks of 16 on the groups
 // kernel where the CPU has it, 2 panels left), 52 (3 blocks: a pair and one alone, 1 panel
 // left), 48 (3 blocks, none left) and 8 (no block, 2 panels), from two inputs side by side
 // (packT); for 1 to 8 rows of x (the kernels' blocks of four rows leaving 0, 1, 2 or 3), and
 // with 2 000 rows, where the worker pool splits the blocks and the panels (an odd cut of the
 // panels, which MatmulPanels takes two at a time, changed column 64's sum before the cuts were
 // aligned to pairs). Row 0, column 41 (or the last) is
-// also checked against its float64 dot product.
+// also checked against its float64 dot product. The same with k = 777, summed at once and in
+// parts of groupPart steps (the last one odd), as the 8-lane kernel's CPUs sum it.
 func TestPanelsGroupedMatchPanels(t *testing.T) {
-	const k = 37
+	for _, k := range []int{37, 777} {
+		for _, part := range []int{0, groupPart} {
+			if part == 0 || k > part {
+				testPanelsGroupedMatchPanels(t, k, part)
+			}
+		}
+	}
+}
+
+func testPanelsGroupedMatchPanels(t *testing.T, k, part int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{72, 52, 48, 8} {
 		a, b := make([]float32, (n/2+4)*k), make([]float32, (n/2-4)*k) // two inputs, n columns together
@@ -35,12 +45,13 @@ func TestPanelsGroupedMatchPanels(t *testing.T) {
 		}
 		na := len(a) / k
 		m := packT(k, a, b)
+		m.part = part
 		wantNG := 0
-		if kernels.HasAVX512() {
+		if kernels.HasGroups() {
 			wantNG = n / 16
 		}
 		if m.np != n/4 || m.ng != wantNG || len(m.p) != (n/4-4*wantNG)*k || len(m.g) != wantNG*16*k {
-			t.Fatalf("%d columns: np %d, ng %d, %d panel rows, %d block values (AVX-512 %v)", n, m.np, m.ng, len(m.p), len(m.g), kernels.HasAVX512())
+			t.Fatalf("%d columns: np %d, ng %d, %d panel rows, %d block values (groups kernel %v)", n, m.np, m.ng, len(m.p), len(m.g), kernels.HasGroups())
 		}
 		// The reference: every column in 4-wide panels, from the transpose of a and b side by side.
 		wt := make([]float32, k*n)
@@ -76,7 +87,7 @@ func TestPanelsGroupedMatchPanels(t *testing.T) {
 							break
 						}
 					}
-					t.Fatalf("%d columns, %d rows, epilogue %d: grouped layout differs from the panels", n, rows, epi)
+					t.Fatalf("k %d, parts of %d, %d columns, %d rows, epilogue %d: grouped layout differs from the panels", k, part, n, rows, epi)
 				}
 				c := min(41, n-1)
 				var dot float64
@@ -87,8 +98,8 @@ func TestPanelsGroupedMatchPanels(t *testing.T) {
 				if epi == kernels.EpiAdd {
 					base = float64(float32(c%97) / 7)
 				}
-				if d := float64(got[c]) - base - dot; d > 1e-4 || d < -1e-4 {
-					t.Errorf("%d columns, %d rows, epilogue %d: out[0][%d] = %g, want %g", n, rows, epi, c, got[c], base+dot)
+				if d, tol := float64(got[c])-base-dot, max(1e-4, 1e-6*float64(k)); d > tol || d < -tol {
+					t.Errorf("k %d, %d columns, %d rows, epilogue %d: out[0][%d] = %g, want %g", k, n, rows, epi, c, got[c], base+dot)
 				}
 			}
 		}

@@ -3,13 +3,13 @@ package host
 import "github.com/graftrl/graftrl/internal/kernels"
 
 // matrix is one of the decoder's weight matrices, k rows by 4·np columns (padded to a multiple
-// of four), in 4-wide column panels for kernels.MatmulPanels and, where the CPU runs the 16-lane
-// kernel, its first 16·ng columns (ng = ⌊np/4⌋) also row-major for kernels.MatmulGroups. The
+// of four), in 4-wide column panels for kernels.MatmulPanels and, where the CPU runs the groups
+// kernel (kernels.HasGroups), its first 16·ng columns (ng = ⌊np/4⌋) also row-major for kernels.MatmulGroups. The
 // two kernels give the same results bit for bit (the rest of the columns stay on the panels), so
 // which one runs changes the speed of a step, never its output.
 type matrix struct {
 	panels [][4]float32 // [np][k][4]
-	groups []float32    // [k][16·ng], nil without the 16-lane kernel
+	groups []float32    // [k][16·ng], nil without the groups kernel
 	k, np  int
 	ng     int
 }
@@ -17,7 +17,7 @@ type matrix struct {
 // newMatrix allocates a k × cols matrix (cols a multiple of 4).
 func newMatrix(k, cols int) matrix {
 	m := matrix{panels: make([][4]float32, k*cols/4), k: k, np: cols / 4}
-	if kernels.HasAVX512() {
+	if kernels.HasGroups() {
 		m.ng = m.np / 4
 		m.groups = make([]float32, k*16*m.ng)
 	}
