@@ -229,7 +229,7 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 		// The FMA kernel takes three rows a block, each step's 16 columns of w for six
 		// multiply-adds. Read in place a row of a wider matrix apart, a group's steps fold into
 		// a few sets of the L1 cache and come from L2 for every block of rows: long sums go in
-		// parts (d64's MLP weight gradients, 1,024 steps 1 KB apart: 50 → 70 GFLOP/s; products
+		// parts (d64's MLP weight gradients, 1,024 steps 1 KB apart: medians 54 → 71 GFLOP/s; products
 		// of packed groups measured slower in parts).
 		partMax = fmaPartMax
 	}

@@ -8,8 +8,10 @@ import (
 
 // MatmulGroups with a bias and either epilogue must give MatmulPanels' results bit for bit on
 // the same columns (the host decoder uses whichever the CPU has, and its samples must not
-// depend on it): row counts on both sides of the blocks of four, odd and even k, one to three
-// groups (odd group counts take the one-group path), row strides wider than k, and no bias.
+// depend on it): row counts leaving 0, 1, 2 and 3 rows after the blocks of four (AVX-512) and
+// 0, 1 and 2 after those of three (FMA), odd and even k, one to three groups (odd group counts
+// take the one-group path; on the FMA kernel k 128 cuts three groups into blocks of two and one,
+// k 300 into one each), row strides wider than k, and no bias.
 func TestMatmulGroupsMatchesPanels(t *testing.T) {
 	for _, wide := range groupKernels(t) {
 		testMatmulGroupsMatchesPanels(t, wide)
@@ -34,7 +36,7 @@ func groupKernels(t *testing.T) []bool {
 func testMatmulGroupsMatchesPanels(t *testing.T, wide bool) {
 	randoms := normals(rand.New(rand.NewPCG(8, 9)))
 	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
-		for _, k := range []int{1, 2, 7, 16, 33, 64, 300} {
+		for _, k := range []int{1, 2, 7, 16, 33, 64, 128, 300} {
 			for _, ng := range []int{1, 2, 3} {
 				m := 16 * ng
 				ldx := k + 3

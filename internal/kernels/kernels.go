@@ -1,6 +1,7 @@
 // Package kernels holds graftrl's float32 compute kernels for the CPU: FMA matrix products over
-// 4-wide column panels (panels.go), the AVX-512 product over 16-column groups and its gather
-// (groups_amd64.s, with a bias and an add epilogue for the host decoder), element-wise arithmetic
+// 4-wide column panels (panels.go), the product over 16-column groups with a bias and an add
+// epilogue for the host decoder (AVX-512, with its gather, in groups_amd64.s; two 8-lane halves
+// on AVX2 in groups_fma_amd64.s; their shared macros in groups_amd64.h), element-wise arithmetic
 // (elementwise_amd64.s), Exp, Tanh and Logistic bit-identical to Go's math package
 // (unary_amd64.s; Unary runs one over a slice, math where the kernel leaves values), and the
 // host decoder's shifted exponential and GELU sixteen lanes wide (softexp_amd64.s), and one
