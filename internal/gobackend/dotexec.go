@@ -321,9 +321,8 @@ const swapStride = 512
 
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // the groups kernel (kernels.HasGroups) its first ng groups of 16 columns (panels 4g..4g+3) go
-// to it: read in place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with contiguous rows,
-// unless its steps lie apart in a product where packRows and packMaxRHS say a copy pays, else
-// packed into panels (packGroupsNK, or a copy of each step's 16 values for a [k, n] rhs): read
+// to it: read in place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with
+// contiguous rows, unless packKNGroups says a copy pays, else packed into panels (packGroupsNK, or a copy of each step's 16 values for a [k, n] rhs): read
 // in place, a step's values may lie a whole wider row apart, often at a multiple of 256 bytes,
 // so that a group's steps fall in a quarter of the L1 cache's sets (SmolLM2's attention context
 // ran at two thirds of its packed speed so). The remaining columns are packed into rest 4-wide
@@ -353,11 +352,32 @@ func (r *rhsPanels) release() {
 // rows: at 32 rows the d64 policy's train step measured 8 % slower; d128's attention context, 128
 // rows of 32 columns whose steps lie 512 bytes apart, 65-69 GFLOP/s in place and 82-97 packed)
 // and the rhs at most packMaxRHS values an example (larger ones are read from L2 in cache blocks
-// anyway, and measured no faster packed).
+// anyway, and measured no faster packed by the AVX-512 kernel).
 const (
 	packRows   = 128
 	packMaxRHS = 1 << 18
 )
+
+// packKNGroups reports whether packRHS copies the groups of a [k, n] rhs whose steps lie ws
+// values apart into contiguous groups (16 values a step) for a product of m rows, rather than
+// have the kernel read them in place: the case above, and on the FMA kernel (wide false) every
+// rhs larger than packMaxRHS with steps more than a group apart. The FMA kernel takes three rows
+// a block and must find a block of steps of its group in L1 for each: read in place, the steps
+// lie a wide row apart (SmolLM2's FFN rows: 2,304 or 6,144 bytes), fold into a few of the L1
+// cache's sets and come from L2 for every block of rows. Packed, a block of steps is 16 KB in a
+// row (T256×B8 products on a Zen 3 machine, medians of four alternating runs: the FFN's
+// down-projection input gradient 60 → 86 GFLOP/s, its weight gradients 63 → 80 and 66 → 74, the
+// output layer's weight gradient 64 → 76; the d128 and d256 policies' MLP weight gradients 55-58
+// → 66-74; the d64 policy's and the attention's smaller rhs measured slower packed).
+func packKNGroups(ws, n, m, k int, wide bool) bool {
+	if m < packRows {
+		return false
+	}
+	if ws > n && k*n <= packMaxRHS {
+		return true
+	}
+	return !wide && ws > 16 && k*n > packMaxRHS
+}
 
 // packRHS lays out the rhs of dotFloat32 for its kernels (rhsPanels): read in place where its
 // layout allows, else copied to [batch, k, n] first, and the columns the 16-lane kernel does not
@@ -383,7 +403,7 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n
 			ng = np / 4
 		}
 	}
-	packKN := kn && ro.contr > n && m >= packRows && k*n <= packMaxRHS
+	packKN := kn && packKNGroups(ro.contr, n, m, k, useAVX512)
 	inPlace := kn && !packKN // groups read where they lie
 	if inPlace {
 		ws, gs = ro.contr, 16

@@ -4,8 +4,8 @@ package gobackend
 
 import "testing"
 
-// TestDotFloat32WithoutAVX512 checks the AVX2 path (groups packed without the AVX-512 gather)
-// and the panel kernel alone for every column (no groups kernel) the way
+// TestDotFloat32WithoutAVX512 checks the AVX2 path (groups packed without the AVX-512 gather,
+// in cache blocks as TestDotFloat32BlockedBitExact) and the panel kernel alone for every column (no groups kernel) the way
 // TestDotFloat32ReadsInPlace checks the default one, so that all are tested whichever CPU runs
 // the tests.
 func TestDotFloat32WithoutAVX512(t *testing.T) {
@@ -16,6 +16,7 @@ func TestDotFloat32WithoutAVX512(t *testing.T) {
 	defer func() { useAVX512, useGroups = savedWide, savedGroups }()
 	useAVX512 = false
 	t.Run("groups", checkDotReadsInPlace)
+	t.Run("groups in blocks", checkDotBlockedBitExact)
 	useGroups = false
 	t.Run("panels", checkDotReadsInPlace)
 }

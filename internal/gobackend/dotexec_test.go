@@ -287,9 +287,16 @@ func TestDotFloat32BlockedBitExact(t *testing.T) {
 	if !useGroups {
 		t.Skip("no groups kernel on this CPU: the panels run without blocks")
 	}
+	checkDotBlockedBitExact(t)
+}
+
+// checkDotBlockedBitExact is TestDotFloat32BlockedBitExact on the kernels the package variables
+// select.
+func checkDotBlockedBitExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []execCase{
-		{"rows and groups in blocks, sums in parts", []int{300, 1101}, []int{1101, 288}, []int{1}, nil, []int{0}, nil},
+		{"rows and groups in blocks, sums in parts (FMA: rhs packed)", []int{300, 1101}, []int{1101, 288}, []int{1}, nil, []int{0}, nil},
+		{"wide [k, n] rhs, FMA: packed, a tail", []int{130, 600}, []int{600, 440}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs in parts", []int{1101, 300}, []int{1101, 288}, []int{0}, nil, []int{0}, nil},
 		{"many group blocks", []int{40, 576}, []int{576, 1600}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 400}, []int{0}, nil, []int{0}, nil},
@@ -334,6 +341,35 @@ func TestSwapOperands(t *testing.T) {
 		got := swapOperands(c.tc.lhsDims, c.tc.lhsB, c.tc.lhsC, c.tc.rhsDims, c.tc.rhsB, c.tc.rhsC, m, n)
 		if got != c.want {
 			t.Errorf("%s (m %d, n %d): swapped %v, want %v", c.tc.name, m, n, got, c.want)
+		}
+	}
+}
+
+// TestPackKNGroups pins which [k, n] rhs packRHS copies into contiguous groups on each groups
+// kernel (TestDotFloat32BlockedBitExact checks that packed products keep their values bit for
+// bit).
+func TestPackKNGroups(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		ws, n, m, k int
+		wide, fma   bool
+	}{
+		{"d128 attention context, 512 bytes a step", 128, 32, 128, 128, true, true},
+		{"the same, 32 rows", 128, 32, 32, 128, false, false},
+		{"SmolLM2 down-projection input gradient", 1536, 1536, 2048, 576, false, true},
+		{"SmolLM2 gate input gradient", 576, 576, 2048, 1536, false, true},
+		{"SmolLM2 FFN weight gradient, 100 rows", 576, 576, 100, 2048, false, false},
+		{"d64 down-projection weight gradient", 64, 64, 256, 1024, false, false},
+		{"one group a step, contiguous", 16, 16, 4096, 1 << 15, false, false},
+	} {
+		for _, wide := range []bool{true, false} {
+			want := c.fma
+			if wide {
+				want = c.wide
+			}
+			if got := packKNGroups(c.ws, c.n, c.m, c.k, wide); got != want {
+				t.Errorf("%s (ws %d, n %d, m %d, k %d, AVX-512 %v): packed %v, want %v", c.name, c.ws, c.n, c.m, c.k, wide, got, want)
+			}
 		}
 	}
 }
