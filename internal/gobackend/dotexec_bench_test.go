@@ -12,7 +12,9 @@ import (
 // gradients hand the executor.
 var lmDotCases = []execCase{
 	{"ffn up fwd 2048x576x1536", []int{2048, 576}, []int{1536, 576}, []int{1}, nil, []int{1}, nil},
+	{"ffn down fwd 2048x576x1536", []int{2048, 1536}, []int{576, 1536}, []int{1}, nil, []int{1}, nil},
 	{"ffn down dx 2048x1536x576", []int{2048, 576}, []int{576, 1536}, []int{1}, nil, []int{0}, nil},
+	{"ffn up dx 2048x576x1536", []int{2048, 1536}, []int{1536, 576}, []int{1}, nil, []int{0}, nil},
 	{"ffn down dW 1536x576 k2048", []int{2048, 1536}, []int{2048, 576}, []int{0}, nil, []int{0}, nil},
 	{"ffn up dW 576x1536 k2048", []int{2048, 576}, []int{2048, 1536}, []int{0}, nil, []int{0}, nil},
 	{"logits fwd 768x49152 k576", []int{768, 576}, []int{49152, 576}, []int{1}, nil, []int{1}, nil},
