@@ -322,12 +322,12 @@ const swapStride = 512
 // rhsPanels is the rhs of a DotGeneral as the kernels read it (packRHS), per example e. With
 // the groups kernel (kernels.HasGroups) its first ng groups of 16 columns (panels 4g..4g+3) go
 // to it: read in place (gw[e], step stride ws, group stride gs) when the rhs is [k, n] with
-// contiguous rows, unless packKNGroups says a copy pays, else packed into panels (packGroupsNK, or a copy of each step's 16 values for a [k, n] rhs): read
-// in place, a step's values may lie a whole wider row apart, often at a multiple of 256 bytes,
-// so that a group's steps fall in a quarter of the L1 cache's sets (SmolLM2's attention context
-// ran at two thirds of its packed speed so). The remaining columns are packed into rest 4-wide
-// panels: example e's pe panels start at panels[e·pe:], its rest at restAt within them, panel p
-// at p·k.
+// contiguous rows, unless packKNGroups says a copy pays, else packed into panels (packGroupsNK,
+// or a copy of each step's 16 values for a [k, n] rhs): read in place, a step's values may lie
+// a whole wider row apart, often at a multiple of 256 bytes, so that a group's steps fall in a
+// quarter of the L1 cache's sets (SmolLM2's attention context ran at two thirds of its packed
+// speed so). The remaining columns are packed into rest 4-wide panels: example e's pe panels
+// start at panels[e·pe:], its rest at restAt within them, panel p at p·k.
 type rhsPanels struct {
 	ng, ws, gs       int
 	gw               [][]float32
