@@ -297,6 +297,7 @@ func checkDotBlockedBitExact(t *testing.T) {
 	for _, tc := range []execCase{
 		{"rows and groups in blocks, sums in parts (FMA: rhs packed)", []int{300, 1101}, []int{1101, 288}, []int{1}, nil, []int{0}, nil},
 		{"wide [k, n] rhs, FMA: packed, a tail", []int{130, 600}, []int{600, 440}, []int{1}, nil, []int{0}, nil},
+		{"the same, one panel left, 131 rows", []int{131, 520}, []int{520, 516}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs in parts", []int{1101, 300}, []int{1101, 288}, []int{0}, nil, []int{0}, nil},
 		{"many group blocks", []int{40, 576}, []int{576, 1600}, []int{1}, nil, []int{0}, nil},
 		{"transposed lhs, row blocks", []int{768, 200}, []int{768, 400}, []int{0}, nil, []int{0}, nil},

@@ -44,3 +44,33 @@ func BenchmarkMatmulGroups(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatmulGroupsStream times one core's batch-16 decoding product the way the host
+// decoder runs it on the FMA kernel (policy/host panels.mulParts: weights [ng][576][16], pairs of
+// groups a call, in parts of 256 steps), in GFLOP/s, over weights that stay in cache (8 groups,
+// 288 KB) and over 150 MB of them (4,096 groups), which come from memory once a step as
+// SmolLM2's 540 MB do.
+func BenchmarkMatmulGroupsStream(b *testing.B) {
+	if !HasGroups() {
+		b.Skip("no groups kernel on this CPU")
+	}
+	const n, k, part = 16, 576, 256
+	randoms := normals(rand.New(rand.NewPCG(1, 2)))
+	x := randoms(n * k)
+	sums, odd := make([]float32, n*32), make([]float32, n*32)
+	for _, ng := range []int{8, 4096} {
+		w := randoms(ng * k * 16)
+		b.Run(fmt.Sprintf("groups%d", ng), func(b *testing.B) {
+			for range b.N {
+				for g := 0; g < ng; g += 2 {
+					for k0 := 0; k0 < k; k0 += part {
+						kk := min(part, k-k0)
+						p := GroupsPart{Resume: k0 > 0, Split: k0+kk < k}
+						MatmulGroupsPart(sums, odd, 32, x[k0:], k, 1, n, kk, w[g*16*k+16*k0:], 16, 16*k, 2, nil, EpiStore, p)
+					}
+				}
+			}
+			b.ReportMetric(float64(2*n*k*16*ng)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -105,9 +105,9 @@ func TestGeluVecBitIdentical(t *testing.T) {
 }
 
 // The decoder's logits are bit for bit the same whether its products run on the groups kernel
-// (matrix.groups: 16 lanes with AVX-512, two halves of 8 with AVX2) or on the panels alone, at a width whose matrices also leave columns to the
-// panels (d_ff 72: 18 panels, 4 groups and 2 panels) and a vocabulary that is not a multiple of
-// 16.
+// (matrix.groups: 16 lanes with AVX-512, two halves of 8 with AVX2) or on the panels alone, at a
+// width whose matrices also leave columns to the panels (d_ff 72: 18 panels, 4 groups and 2
+// panels) and a vocabulary that is not a multiple of 16.
 func TestHostGroupsBitIdentical(t *testing.T) {
 	if !kernels.HasGroups() {
 		t.Skip("no groups kernel on this CPU")

@@ -100,7 +100,7 @@ func packT(k int, ws ...[]float32) panels {
 func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []float32, epi int) {
 	if m.ng > 0 {
 		// Two blocks a kernel call: x's broadcasts serve both, and their k × 32 weights stay
-		// in cache while the kernel's blocks of four rows pass.
+		// in cache while the kernel's blocks of rows (four, or three on the FMA kernel) pass.
 		grain := max(2, 65536/(16*m.k*max(1, n)))
 		parts := m.part > 0 && n > 3
 		workers.ParallelRange(m.ng, grain, 2, func(lo, hi int) {

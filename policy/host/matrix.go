@@ -4,9 +4,9 @@ import "github.com/graftrl/graftrl/internal/kernels"
 
 // matrix is one of the decoder's weight matrices, k rows by 4·np columns (padded to a multiple
 // of four), in 4-wide column panels for kernels.MatmulPanels and, where the CPU runs the groups
-// kernel (kernels.HasGroups), its first 16·ng columns (ng = ⌊np/4⌋) also row-major for kernels.MatmulGroups. The
-// two kernels give the same results bit for bit (the rest of the columns stay on the panels), so
-// which one runs changes the speed of a step, never its output.
+// kernel (kernels.HasGroups), its first 16·ng columns (ng = ⌊np/4⌋) also row-major for
+// kernels.MatmulGroups. The two kernels give the same results bit for bit (the rest of the
+// columns stay on the panels), so which one runs changes the speed of a step, never its output.
 type matrix struct {
 	panels [][4]float32 // [np][k][4]
 	groups []float32    // [k][16·ng], nil without the groups kernel
