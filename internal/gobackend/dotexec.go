@@ -226,11 +226,12 @@ func matmulGroupsBlocked(out []float32, ldo int, x []float32, rs, is, n, k int, 
 	copyLHS := rs < is && is >= copyStride && n > 4
 	partMax := dotPartMax
 	if !useAVX512 && n > 3 && ws > 16 {
-		// The FMA kernel takes three rows a block, each step's 16 columns of w for six
-		// multiply-adds. Read in place a row of a wider matrix apart, a group's steps fold into
-		// a few sets of the L1 cache and come from L2 for every block of rows: long sums go in
-		// parts (d64's MLP weight gradients, 1,024 steps 1 KB apart: medians 54 → 71 GFLOP/s; products
-		// of packed groups measured slower in parts).
+		// The FMA kernel takes rows in blocks of six (three, then one, for the rest), each
+		// step's 16 columns of w for twelve multiply-adds. Read in place a row of a wider matrix
+		// apart, a group's steps fold into a few sets of the L1 cache and come from L2 for every
+		// block of rows: long sums go in parts (d64's MLP weight gradients, 1,024 steps 1 KB
+		// apart, with blocks of three: medians 54 → 71 GFLOP/s; products of packed groups
+		// measured slower in parts).
 		partMax = fmaPartMax
 	}
 	if k <= partMax && 16*ng*k <= dotUnblocked && !copyLHS {
@@ -361,8 +362,9 @@ const (
 // packKNGroups reports whether packRHS copies the groups of a [k, n] rhs whose steps lie ws
 // values apart into contiguous groups (16 values a step) for a product of m rows, rather than
 // have the kernel read them in place: the case above, and on the FMA kernel (wide false) every
-// rhs larger than packMaxRHS with steps more than a group apart. The FMA kernel takes three rows
-// a block and must find a block of steps of its group in L1 for each: read in place, the steps
+// rhs larger than packMaxRHS with steps more than a group apart. The FMA kernel takes rows in
+// blocks of six (measured with blocks of three) and must find a block of steps of its group in
+// L1 for each: read in place, the steps
 // lie a wide row apart (SmolLM2's FFN rows: 2,304 or 6,144 bytes), fold into a few of the L1
 // cache's sets and come from L2 for every block of rows. Packed, a block of steps is 16 KB in a
 // row (T256×B8 products on a Zen 3 machine, medians of four alternating runs: the FFN's

@@ -82,8 +82,8 @@ func matmulGroups(wide bool, out *float32, ldo int, x *float32, rs, is, n, k int
 		return
 	}
 	// Blocks of groups whose k steps of w fit in L1 (fmaGroupBytes) over all the rows: the block
-	// stays in L1 while the blocks of three rows pass (one call over all the groups would fetch
-	// every group's w again, from L2, for each block of rows).
+	// stays in L1 while the blocks of six and three rows pass (one call over all the groups would
+	// fetch every group's w again, from L2, for each block of rows).
 	gb := max(1, fmaGroupBytes/(64*k))
 	for g := 0; g < ng; g += gb {
 		o := unsafe.Add(unsafe.Pointer(out), 64*g)

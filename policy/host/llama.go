@@ -47,8 +47,9 @@ type panels struct {
 	k, np, ng int
 	// part, when not 0, is the number of steps of the parts in which mul sums over more than
 	// three rows (kernels.MatmulGroupsPart; the same sums bit for bit): set where the groups
-	// kernel is the 8-lane one, which takes three rows a block and must find a group's weights
-	// in L1 for each block, and k is long enough (SmolLM2's 576 steps are 36 KB a group).
+	// kernel is the 8-lane one, which takes rows in blocks of six and three and must find a
+	// group's weights in L1 for each block, and k is long enough (SmolLM2's 576 steps are 36 KB
+	// a group).
 	part int
 }
 
@@ -100,7 +101,8 @@ func packT(k int, ws ...[]float32) panels {
 func (m *panels) mul(out []float32, ldo int, x []float32, ldx, n int, zeros []float32, epi int) {
 	if m.ng > 0 {
 		// Two blocks a kernel call: x's broadcasts serve both, and their k × 32 weights stay
-		// in cache while the kernel's blocks of rows (four, or three on the FMA kernel) pass.
+		// in cache while the kernel's blocks of rows (four, or six and three on the FMA kernel)
+		// pass.
 		grain := max(2, 65536/(16*m.k*max(1, n)))
 		parts := m.part > 0 && n > 3
 		workers.ParallelRange(m.ng, grain, 2, func(lo, hi int) {
