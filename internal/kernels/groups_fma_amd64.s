@@ -129,15 +129,18 @@
 // the even steps' sums of six rows (twelve in registers: six rows × two halves), saved aside (or
 // stored, for a split part), then the odd steps' sums, which join them. Each step loads w once
 // for the six rows and broadcasts one value of x per row: eight loads feed twelve multiply-adds
-// (against ten in the blocks of three, where both chains share the registers). The rows left
+// (against ten in the blocks of three, where both chains share the registers). The pass over
+// the even steps prefetches each odd step's w, which the odd pass then finds in L1 (weights
+// streamed from memory, as in batch-16 decoding, were fetched twice without it). The rows left
 // go three at a time (both chains at once, a step pair per loop), then one at a time. Strides
 // are in elements; bounds are checked by the Go caller.
 //
 // Registers, blocks of six: SI = x at row 0 of the block; R8, BX = x rows 0 and 3 at the pass's
-// step; R9 = rs in bytes; R11 = 2·is in bytes; R12 = ws in bytes; R13 = w at the pass's step;
-// R14 = out at row 0 of the block, column 16g; DI = out at row 0 of the block; DX = steps left
-// in the pass; CX = groups left; Y0–Y11 = the pass's sums (row r's halves in Y2r, Y2r+1); Y12,
-// Y13 = w at one step; Y14, Y15 = broadcast x; the even-step sums saved at even-464(SP).
+// step; R9 = rs in bytes; R10, R15 = ldob and out at row 3 while sums are loaded or stored; R11 =
+// 2·is in bytes; R12 = ws in bytes; R13 = w at the pass's step; R14 = out at row 0 of the block,
+// column 16g; DI = out at row 0 of the block; DX = steps left in the pass; CX = groups left; Y0–Y11
+// = the pass's sums (row r's halves in Y2r, Y2r+1); Y12, Y13 = w at one step; Y14, Y15 = broadcast
+// x; the even-step sums saved at even-464(SP).
 //
 // Blocks of three: SI, BX, R8 = x rows 0..2 of the block; R10 = byte offset of step i, R11 = of
 // step i+1; R12, R13, R14, DI, CX as above; DX = step pairs left; Y0–Y5 = even-step sums (row
