@@ -72,6 +72,20 @@
 	FMABCAST2((BX)(R9*1), Y14, Y8, Y9); \
 	FMABCAST2((BX)(R9*2), Y15, Y10, Y11)
 
+// FMAXROWS6 points BX at row 3 of six rows of x whose row 0 is at R8, rows R9 bytes apart.
+#define FMAXROWS6 \
+	LEAQ (R9)(R9*2), BX; \
+	ADDQ R8, BX
+
+// FMANEXT6 moves w and x on by two steps (R12·2 and R11 bytes) and loops to LOOP while steps of
+// the pass are left.
+#define FMANEXT6(LOOP) \
+	LEAQ (R13)(R12*2), R13; \
+	ADDQ R11, R8; \
+	ADDQ R11, BX; \
+	DECQ DX; \
+	JNZ  LOOP
+
 // FMAROWS6 points R15 at row 3 of six rows whose row 0 is at P, rows ldob bytes apart (R10).
 #define FMAROWS6(P) \
 	MOVQ ldob-16(SP), R10; \
@@ -175,19 +189,14 @@ feresume6:
 
 feven6:
 	MOVQ SI, R8
-	LEAQ (R9)(R9*2), BX
-	ADDQ SI, BX
+	FMAXROWS6
 	MOVQ k+48(FP), DX
 	SUBQ pairs-48(SP), DX
 
 feloop6:
 	PREFETCHT0 (R13)(R12*1)
 	FMASTEP6
-	LEAQ (R13)(R12*2), R13
-	ADDQ R11, R8
-	ADDQ R11, BX
-	DECQ DX
-	JNZ  feloop6
+	FMANEXT6(feloop6)
 
 	CMPQ split+120(FP), $0
 	JEQ  fesave6
@@ -226,19 +235,14 @@ foresume6:
 fostart6:
 	MOVQ  isb-32(SP), R8
 	ADDQ  SI, R8
-	LEAQ  (R9)(R9*2), BX
-	ADDQ  R8, BX
+	FMAXROWS6
 	MOVQ  pairs-48(SP), DX
 	TESTQ DX, DX
 	JEQ   fend6
 
 foloop6:
 	FMASTEP6
-	LEAQ (R13)(R12*2), R13
-	ADDQ R11, R8
-	ADDQ R11, BX
-	DECQ DX
-	JNZ  foloop6
+	FMANEXT6(foloop6)
 
 fend6:
 	CMPQ split+120(FP), $0

@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// MatmulGroups with a bias and either epilogue must give MatmulPanels' results bit for bit on
-// the same columns (the host decoder uses whichever the CPU has, and its samples must not
-// depend on it): row counts leaving 0, 1, 2 and 3 rows after the blocks of four (AVX-512) and,
-// on the FMA kernel, one or two blocks of six followed by a block of three or none and 0, 1 or
-// 2 single rows (8 = 6 + 2, 17 = 6 + 6 + 3 + 2), odd and even k (odd: the pass of the even
-// steps one step longer than the odd steps'; k 1: no odd steps), one to three groups (odd group
-// counts take the one-group path; on the FMA kernel k 128 cuts three groups into blocks of two
-// and one, k 300 into one each), row strides wider than k, and no bias.
+// MatmulGroups with a bias and either epilogue must give MatmulPanels' results bit for bit on the
+// same columns (the host decoder uses whichever the CPU has, and its samples must not depend on
+// it): row counts leaving 0, 1, 2 and 3 rows after the blocks of four (AVX-512) and, on the FMA
+// kernel, one or two blocks of six followed by a block of three or none and 0, 1 or 2 single rows
+// (8 = 6 + 2, 10 = 6 + 3 + 1, 17 = 6 + 6 + 3 + 2), odd and even k (odd: the pass of the even steps
+// one step longer than the odd steps'; k 1: no odd steps), one to three groups (odd group counts
+// take the one-group path; on the FMA kernel k 128 cuts three groups into blocks of two and one, k
+// 300 into one each), row strides wider than k, and no bias.
 func TestMatmulGroupsMatchesPanels(t *testing.T) {
 	for _, wide := range groupKernels(t) {
 		testMatmulGroupsMatchesPanels(t, wide)
@@ -37,7 +37,7 @@ func groupKernels(t *testing.T) []bool {
 
 func testMatmulGroupsMatchesPanels(t *testing.T, wide bool) {
 	randoms := normals(rand.New(rand.NewPCG(8, 9)))
-	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 17} {
+	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17} {
 		for _, k := range []int{1, 2, 7, 16, 33, 64, 128, 300} {
 			for _, ng := range []int{1, 2, 3} {
 				m := 16 * ng
