@@ -89,9 +89,51 @@ func broadcastFloat32(out []float32, outDims []int, x []float32, strides []int) 
 	if inner == 0 {
 		return
 	}
+	if t := len(outDims) - 2; useAVX && !useAVX512 && t >= 0 && strides[t] == 1 && strides[t+1] > 1 &&
+		outDims[t] >= 8 && inner >= 8 {
+		broadcastTransposed(out, outDims, x, strides)
+		return
+	}
 	rows := len(out) / inner
 	workers.ParallelRange(rows, max(1, elementGrain/inner), 1, func(r0, r1 int) {
 		broadcastRows(out, outDims, x, strides, r0, r1)
+	})
+}
+
+// broadcastTransposed is broadcastFloat32 where the last two axes transpose x (strides 1 and s >
+// 1, a transposition or a permutation of heads): out[p][i][j] = x[base(p) + i + j·s] for each
+// plane p over the axes before them. Without AVX-512's gather, the rows of a plane go eight at a
+// time through kernels.TransposeF32AVX (blocks of 8 × 8 transposed in registers): value by
+// value, each read a stride apart, the loop ran at a value every few cycles.
+func broadcastTransposed(out []float32, outDims []int, x []float32, strides []int) {
+	t := len(outDims) - 2
+	rows, cols, s := outDims[t], outDims[t+1], strides[t+1]
+	cols8 := cols &^ 7
+	bands := (rows + 7) / 8 // of eight rows, the last maybe fewer
+	planes := len(out) / (rows * cols)
+	workers.ParallelRange(planes*bands, max(1, elementGrain/(8*cols)), 1, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			p, i0 := u/bands, 8*(u%bands)
+			i1 := min(i0+8, rows)
+			base := 0
+			for a, q := t-1, p; a >= 0; a-- {
+				base += q % outDims[a] * strides[a]
+				q /= outDims[a]
+			}
+			dst := out[(p*rows+i0)*cols : (p*rows+i1)*cols]
+			j0 := 0
+			if i1-i0 == 8 {
+				_ = x[base+i0+7+(cols8-1)*s] // the last value read
+				kernels.TransposeF32AVX(&dst[0], cols, &x[base+i0], s, 8, cols8)
+				j0 = cols8
+			}
+			for i := i0; i < i1; i++ {
+				row := dst[(i-i0)*cols : (i-i0+1)*cols]
+				for j := j0; j < cols; j++ {
+					row[j] = x[base+i+j*s]
+				}
+			}
+		}
 	})
 }
 

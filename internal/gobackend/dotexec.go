@@ -454,7 +454,8 @@ func packRHS(rhs []float32, rhsDims, rhsBatch, rhsContracting []int, batch, m, n
 				x := rhs[ro.off[e]+i*ro.contr:]
 				dst := gw[e]
 				for g := range ng {
-					copy(dst[16*(g*k+i):16*(g*k+i)+16], x[16*g:16*g+16])
+					v := [16]float32(x[16*g:]) // 64 bytes in registers, no call
+					*(*[16]float32)(dst[16*(g*k+i):]) = v
 				}
 			}
 		})
@@ -568,6 +569,13 @@ func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 			kernels.GatherF32AVX512(&grp[0], &r[16*g*ldr], &idx[0], k, 4)
 			continue
 		}
+		i0 := 0
+		if k8 := k &^ 7; useAVX && k8 > 0 && 16*g+16 <= n {
+			// Without a gather: blocks of 8 steps × 8 rows transposed in registers.
+			_ = r[(16*g+15)*ldr+k8-1] // the last value read
+			kernels.TransposeF32AVX(&grp[0], 16, &r[16*g*ldr], ldr, k8, 16)
+			i0 = k8
+		}
 		for c := range 16 {
 			j := 16*g + c
 			if j >= n {
@@ -576,10 +584,13 @@ func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 				}
 				continue
 			}
+			if i0 == k {
+				continue
+			}
 			// Row j's values go 16 floats apart: stores through a pointer, bounds checked once.
-			row := r[j*ldr : j*ldr+k]
+			row := r[j*ldr+i0 : j*ldr+k]
 			_ = grp[16*(k-1)+c]
-			p := unsafe.Pointer(&grp[c])
+			p := unsafe.Pointer(&grp[16*i0+c])
 			for i, v := range row {
 				*(*float32)(unsafe.Add(p, 64*i)) = v
 			}

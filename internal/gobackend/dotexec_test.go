@@ -117,6 +117,8 @@ var execCases = []execCase{
 	{"groups, rhs copied first", []int{4, 6}, []int{3, 6, 6}, []int{1}, nil, []int{1}, nil},
 	{"n 48: a pair of groups, then one", []int{9, 5}, []int{5, 48}, []int{1}, nil, []int{0}, nil},
 	{"n 80, transposed lhs, even k", []int{6, 10}, []int{6, 80}, []int{0}, nil, []int{0}, nil},
+	{"[n, k] rhs, k 13: steps packed eight at a time, then five", []int{6, 13}, []int{20, 13}, []int{1}, nil, []int{1}, nil},
+	{"[n, k] rhs, two groups, k 24", []int{5, 24}, []int{32, 24}, []int{1}, nil, []int{1}, nil},
 }
 
 // sizes are the case's batch, m, n and k as DotGeneral defines them.

@@ -38,6 +38,9 @@ func TestReduceExecutors(t *testing.T) {
 		{[]int{11, 3}, []int{1}},
 		{[]int{1030, 37}, []int{0}},
 		{[]int{30, 40, 50}, []int{0, 1}},
+		// Leading sums on the AVX kernel: 32 columns at a time, then 8, then the rest one by one.
+		{[]int{3, 45}, []int{0}},
+		{[]int{500, 100}, []int{0}},
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range cases {

@@ -27,6 +27,9 @@ func TestTransposeExecutor(t *testing.T) {
 		// transposes [B,H,hd,T] → [B,T,H,hd] have, large enough to be split across the pool.
 		{[]int{2, 20, 37}, []int{0, 2, 1}},
 		{[]int{16, 4, 16, 64}, []int{0, 3, 1, 2}},
+		// Without AVX-512: bands of eight rows in blocks of 8 × 8 (kernels.TransposeF32AVX), a last
+		// band of fewer and columns past the blocks; planes over two axes, swapped.
+		{[]int{2, 3, 12, 10}, []int{1, 0, 3, 2}},
 	}
 	for _, tc := range cases {
 		x := randomFloats(rng, tc.dims)

@@ -60,3 +60,15 @@ func FillF32AVX(dst *float32, c float32, n int)
 //
 //go:noescape
 func SqrtF32AVX(dst, a *float32, n int)
+
+// SumRowsF32AVX sets dst[j] to the in-order sum from +0 of src[r·ld + j] over r < rows, for j <
+// n, n a multiple of 8: the columns of rows rows of ld values, summed down.
+//
+//go:noescape
+func SumRowsF32AVX(dst, src *float32, rows, ld, n int)
+
+// TransposeF32AVX sets dst[i·ldd + j] = src[j·lds + i] for i < rows and j < cols, both multiples
+// of 8.
+//
+//go:noescape
+func TransposeF32AVX(dst *float32, ldd int, src *float32, lds, rows, cols int)

@@ -36,3 +36,9 @@ func FillF32AVX(_ *float32, _ float32, _ int) { noAVX() }
 
 // SqrtF32AVX is a stub: HasAVX is false here.
 func SqrtF32AVX(_, _ *float32, _ int) { noAVX() }
+
+// SumRowsF32AVX is a stub: HasAVX is false here.
+func SumRowsF32AVX(_, _ *float32, _, _, _ int) { noAVX() }
+
+// TransposeF32AVX is a stub: HasAVX is false here.
+func TransposeF32AVX(_ *float32, _ int, _ *float32, _, _, _ int) { noAVX() }

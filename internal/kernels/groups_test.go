@@ -38,7 +38,7 @@ func groupKernels(t *testing.T) []bool {
 func testMatmulGroupsMatchesPanels(t *testing.T, wide bool) {
 	randoms := normals(rand.New(rand.NewPCG(8, 9)))
 	for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17} {
-		for _, k := range []int{1, 2, 7, 16, 33, 64, 128, 300} {
+		for _, k := range []int{1, 2, 3, 4, 5, 7, 16, 33, 64, 128, 300} {
 			for _, ng := range []int{1, 2, 3} {
 				m := 16 * ng
 				ldx := k + 3

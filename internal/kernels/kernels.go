@@ -23,7 +23,8 @@ func HasGroups() bool { return useFMA }
 // (AVX-512F besides FMA).
 func HasAVX512() bool { return useAVX512 }
 
-// HasAVX reports whether the element-wise kernels (MulF32AVX … FillF32AVX) can run.
+// HasAVX reports whether the element-wise kernels (MulF32AVX … FillF32AVX, SqrtF32AVX,
+// SumRowsF32AVX, TransposeF32AVX) can run.
 func HasAVX() bool { return useAVX }
 
 // HasUnaryKernels reports whether ExpF32FMA and TanhF32FMA can run (AVX2 and FMA3).
