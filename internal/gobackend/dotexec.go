@@ -584,13 +584,10 @@ func packGroupsNK(dst [][4]float32, r []float32, ldr, k, n, ng int) {
 				}
 				continue
 			}
-			if i0 == k {
-				continue
-			}
 			// Row j's values go 16 floats apart: stores through a pointer, bounds checked once.
 			row := r[j*ldr+i0 : j*ldr+k]
 			_ = grp[16*(k-1)+c]
-			p := unsafe.Pointer(&grp[16*i0+c])
+			p := unsafe.Add(unsafe.Pointer(&grp[c]), 64*i0)
 			for i, v := range row {
 				*(*float32)(unsafe.Add(p, 64*i)) = v
 			}

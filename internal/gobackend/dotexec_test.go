@@ -119,6 +119,9 @@ var execCases = []execCase{
 	{"n 80, transposed lhs, even k", []int{6, 10}, []int{6, 80}, []int{0}, nil, []int{0}, nil},
 	{"[n, k] rhs, k 13: steps packed eight at a time, then five", []int{6, 13}, []int{20, 13}, []int{1}, nil, []int{1}, nil},
 	{"[n, k] rhs, two groups, k 24", []int{5, 24}, []int{32, 24}, []int{1}, nil, []int{1}, nil},
+	{"[n, k] rhs, k 9: one step after the eights", []int{7, 9}, []int{16, 9}, []int{1}, nil, []int{1}, nil},
+	{"[n, k] rhs, k 10: two after", []int{7, 10}, []int{16, 10}, []int{1}, nil, []int{1}, nil},
+	{"[n, k] rhs, k 11: three after", []int{7, 11}, []int{16, 11}, []int{1}, nil, []int{1}, nil},
 }
 
 // sizes are the case's batch, m, n and k as DotGeneral defines them.

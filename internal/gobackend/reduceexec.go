@@ -184,16 +184,12 @@ func maxRow(init float32, row []float32) float32 {
 // T128×B64 step summed at 4–8 GB/s.
 func reduceLeading(out, x []float32, outer, inner, col int, isMax bool) {
 	if n8 := len(out) &^ 7; !isMax && useAVX && n8 > 0 && outer > 0 {
-		_ = x[(outer-1)*inner+col+len(out)-1] // the last value read
+		_ = x[(outer-1)*inner+col+n8-1] // the last value read
 		kernels.SumRowsF32AVX(&out[0], &x[col], outer, inner, n8)
-		for j := n8; j < len(out); j++ {
-			var acc float32
-			for r := range outer {
-				acc += x[r*inner+col+j]
-			}
-			out[j] = acc
+		if n8 == len(out) {
+			return
 		}
-		return
+		out, col = out[n8:], col+n8 // the last 1–7 columns: below, row by row
 	}
 	init := reduceInit(isMax)
 	for j := range out {

@@ -30,6 +30,10 @@ func TestTransposeExecutor(t *testing.T) {
 		// Without AVX-512: bands of eight rows in blocks of 8 × 8 (kernels.TransposeF32AVX), a last
 		// band of fewer and columns past the blocks; planes over two axes, swapped.
 		{[]int{2, 3, 12, 10}, []int{1, 0, 3, 2}},
+		{[]int{2, 8, 16}, []int{0, 2, 1}},  // whole bands and blocks only
+		{[]int{2, 9, 17}, []int{0, 2, 1}},  // a last band of 1 row, 1 column past the blocks
+		{[]int{2, 10, 18}, []int{0, 2, 1}}, // 2 and 2
+		{[]int{2, 11, 19}, []int{0, 2, 1}}, // 3 and 3
 	}
 	for _, tc := range cases {
 		x := randomFloats(rng, tc.dims)
